@@ -1,0 +1,47 @@
+// The tapegrad command line program. User errors become one line on stderr and exit code 2.
+#include "commands.hpp"
+
+#include <tapegrad/autodiff/error.hpp>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <map>
+#include <string>
+
+int main(int argc, char** argv) {
+  CLI::App cli{"tapegrad: reverse-mode automatic differentiation on a tape, built to verify gradients.\n"
+               "With no arguments it records the attention chapter's worked example 1 (single-head\n"
+               "self-attention, T = D = d = r = 2) in double and in 50 digits, runs backward, and prints\n"
+               "the tape, A, O, J and the gradient of J at every node.",
+               "tapegrad"};
+  std::string level = "warn";
+  const std::map<std::string, spdlog::level::level_enum> levels{
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
+      {"warn", spdlog::level::warn},   {"error", spdlog::level::err},   {"off", spdlog::level::off}};
+  cli.add_option("--log-level", level, "Log messages at this level and above, on stderr")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tapegrad: " << e.what() << " (see tapegrad --help)\n";
+    return 2;
+  }
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tapegrad"));
+  spdlog::set_level(levels.at(level));
+  try {
+    return tapegrad::app::run_default(std::cout);
+  } catch (const tapegrad::Error& e) {
+    std::cerr << "tapegrad: error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,31 @@
+#pragma once
+// Errors. User mistakes throw one of these, in release builds too, with a message that names the op, the
+// operands' labels and their shapes. Broken internal invariants are assertions, not exceptions.
+
+#include <stdexcept>
+#include <string>
+
+namespace tapegrad {
+
+/// Base of every exception tapegrad throws for a user error.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Operand shapes an op cannot combine, or a seed whose shape differs from its output.
+class ShapeError : public Error {
+public:
+  using Error::Error;
+};
+
+/// The API used wrongly: a Var from another tape or a cleared one, a non-scalar output without a seed...
+class UsageError : public Error {
+public:
+  using Error::Error;
+};
+
+/// "3x4"
+inline std::string shape_string(long rows, long cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+} // namespace tapegrad

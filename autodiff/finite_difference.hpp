@@ -1,0 +1,78 @@
+#pragma once
+// Central finite differences over every coordinate of one input of a scalar function of matrices.
+//
+// A stencil of order p has truncation error ~ h^p and rounding error ~ eps / h; the step that balances
+// them is h = eps^(1/(p+1)) (times max(1, |x|)), giving an error ~ eps^(p/(p+1)) relative to the function's
+// scale. These are the numbers tolerances are derived from.
+
+#include "real.hpp"
+
+#include <cassert>
+#include <cstddef>
+#include <vector>
+
+namespace tapegrad {
+
+enum class Stencil {
+  second_order, ///< (f(x+h) - f(x-h)) / 2h
+  sixth_order,  ///< (-f(x-3h) + 9f(x-2h) - 45f(x-h) + 45f(x+h) - 9f(x+2h) + f(x+3h)) / 60h
+};
+
+constexpr int stencil_order(Stencil s) { return s == Stencil::second_order ? 2 : 6; }
+
+/// The step that balances truncation and rounding for this stencil in T, at |x| <= 1.
+template <Real T> T default_step(Stencil s) {
+  using std::pow;
+  return pow(epsilon<T>(), T(1) / T(stencil_order(s) + 1));
+}
+
+/// The error the stencil is expected to reach at its default step, relative to the function's scale:
+/// eps^(p/(p+1)). A tolerance is a fixed multiple of this, chosen before any run.
+template <Real T> T expected_stencil_error(Stencil s) {
+  using std::pow;
+  const T p(stencil_order(s));
+  return pow(epsilon<T>(), p / (p + T(1)));
+}
+
+/// d f / d inputs[k] by central differences, coordinate by coordinate. `f` takes the inputs (all of them,
+/// with input k's one coordinate moved) and returns a T. `step` 0 means default_step(s) * max(1, |x|).
+template <Real T, class F> Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k,
+                                                        Stencil s = Stencil::sixth_order, const T& step = T(0)) {
+  using std::abs;
+  Matrix<T>& x = inputs.at(k);
+  Matrix<T> g(x.rows(), x.cols());
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      const T x0 = x(i, j);
+      const T h = step != T(0) ? step : default_step<T>(s) * (abs(x0) > T(1) ? abs(x0) : T(1));
+      const auto at = [&](int m) -> T {
+        x(i, j) = x0 + T(m) * h;
+        return f(static_cast<const std::vector<Matrix<T>>&>(inputs));
+      };
+      if (s == Stencil::second_order) {
+        g(i, j) = (at(1) - at(-1)) / (T(2) * h);
+      } else {
+        g(i, j) = (T(45) * (at(1) - at(-1)) - T(9) * (at(2) - at(-2)) + (at(3) - at(-3))) / (T(60) * h);
+      }
+      x(i, j) = x0;
+    }
+  }
+  return g;
+}
+
+/// max |a - b| / max |b|: the worst error relative to the largest reference entry (absolute when the
+/// reference is all zero). Shapes must match.
+template <Real T> T max_rel_error(const Matrix<T>& a, const Matrix<T>& b) {
+  assert(a.rows() == b.rows() && a.cols() == b.cols());
+  using std::abs;
+  T worst(0), scale(0);
+  for (Eigen::Index i = 0; i < a.rows(); ++i)
+    for (Eigen::Index j = 0; j < a.cols(); ++j) {
+      const T e = abs(a(i, j) - b(i, j));
+      if (!(e <= worst)) worst = e; // NaN is the worst error
+      if (abs(b(i, j)) > scale) scale = abs(b(i, j));
+    }
+  return scale > T(0) ? T(worst / scale) : worst;
+}
+
+} // namespace tapegrad

@@ -1,0 +1,111 @@
+#pragma once
+// Scalar types: the Real concept, the seven instantiated precisions, and helpers that work for all of them.
+//
+// Math goes through ADL (`using std::exp; exp(x)`) so Boost.Multiprecision's overloads are found.
+// Inexact constants are made in T (sqrt(T(2)), log(T(3))), never taken from a double literal.
+
+#include <boost/math/special_functions/fpclassify.hpp>
+#include <boost/multiprecision/cpp_bin_float.hpp>
+#include <boost/multiprecision/eigen.hpp>
+#include <boost/multiprecision/float128.hpp>
+#include <boost/multiprecision/mpfr.hpp>
+
+#include <Eigen/Core>
+
+#include <concepts>
+#include <cstddef>
+#include <limits>
+#include <sstream>
+#include <string>
+
+namespace tapegrad {
+
+/// True for MPFR with run-time precision, whose numeric_limits are not specialised because its precision
+/// is a run-time setting (epsilon() follows the current default precision).
+template <class T> inline constexpr bool runtime_precision = false;
+
+/// A real scalar: ordered field arithmetic closed over T, with numeric_limits. Deliberately not
+/// std::is_floating_point, so multiprecision types qualify.
+template <class T>
+concept Real = (std::numeric_limits<T>::is_specialized || runtime_precision<T>)&&!std::numeric_limits<T>::is_integer
+               && std::regular<T> && requires(T a, T b) {
+  { a + b } -> std::convertible_to<T>;
+  { a - b } -> std::convertible_to<T>;
+  { a* b } -> std::convertible_to<T>;
+  { a / b } -> std::convertible_to<T>;
+  { -a } -> std::convertible_to<T>;
+  { a < b } -> std::convertible_to<bool>;
+};
+
+namespace mp = boost::multiprecision;
+
+/// 50 and 100 significant decimal digits, expression templates off (no `auto` surprises).
+using float50 = mp::number<mp::cpp_bin_float<50>, mp::et_off>;
+using float100 = mp::number<mp::cpp_bin_float<100>, mp::et_off>;
+/// IEEE quadruple precision (113-bit significand), via libquadmath.
+using float128 = mp::float128;
+/// MPFR with the number of decimal digits chosen at run time: see MpfrDigits.
+using mpfr_real = mp::number<mp::mpfr_float_backend<0>, mp::et_off>;
+template <> inline constexpr bool runtime_precision<mpfr_real> = true;
+
+/// Sets the precision of mpfr_real values created from now on (process wide: MPFR's default), and
+/// restores the previous precision when it goes out of scope.
+class MpfrDigits {
+public:
+  explicit MpfrDigits(unsigned digits10) : previous_(mpfr_real::default_precision()) {
+    mpfr_real::default_precision(digits10);
+  }
+  ~MpfrDigits() { mpfr_real::default_precision(previous_); }
+  MpfrDigits(const MpfrDigits&) = delete;
+  MpfrDigits& operator=(const MpfrDigits&) = delete;
+
+private:
+  unsigned previous_;
+};
+
+/// A dense matrix in row-major storage. Every value on a tape is one of these; a scalar is 1 x 1.
+template <class T> using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <Real T> bool is_finite(const T& x) { return boost::math::isfinite(x); }
+template <Real T> bool is_nan(const T& x) { return boost::math::isnan(x); }
+
+template <Real T> T infinity() { return std::numeric_limits<T>::infinity(); }
+template <Real T> T epsilon() { return std::numeric_limits<T>::epsilon(); }
+
+/// Significant decimal digits that T carries (run-time for mpfr_real).
+template <Real T> int digits10() {
+  if constexpr (runtime_precision<T>)
+    return static_cast<int>(T::default_precision());
+  else
+    return static_cast<int>(std::numeric_limits<T>::digits10);
+}
+
+/// A readable name of the scalar type, as used in reports.
+template <Real T> std::string scalar_name() {
+  if constexpr (std::same_as<T, float>)
+    return "float";
+  else if constexpr (std::same_as<T, double>)
+    return "double";
+  else if constexpr (std::same_as<T, long double>)
+    return "long double";
+  else if constexpr (std::same_as<T, float128>)
+    return "float128";
+  else if constexpr (std::same_as<T, float50>)
+    return "cpp_bin_float<50>";
+  else if constexpr (std::same_as<T, float100>)
+    return "cpp_bin_float<100>";
+  else if constexpr (std::same_as<T, mpfr_real>)
+    return "mpfr<" + std::to_string(digits10<T>()) + ">";
+  else
+    return "scalar with " + std::to_string(digits10<T>()) + " digits";
+}
+
+/// x written with `digits` significant digits (all of T's digits when 0).
+template <Real T> std::string to_string(const T& x, int digits = 0) {
+  std::ostringstream out;
+  out.precision(digits > 0 ? digits : digits10<T>());
+  out << x;
+  return out.str();
+}
+
+} // namespace tapegrad

@@ -1,0 +1,36 @@
+# Finds what the tapegrad library needs; used by the build and by the installed package config, so a
+# consumer's find_package(tapegrad) finds the same things. A missing dependency stops with a message that
+# names the Debian package to install.
+
+macro(tapegrad_missing what package)
+  message(FATAL_ERROR "tapegrad needs ${what}, which was not found: install the Debian package ${package} "
+                      "(apt-get install ${package}; scripts/install-deps installs everything)")
+endmacro()
+
+find_package(Eigen3 3.4 CONFIG QUIET)
+if(NOT Eigen3_FOUND)
+  tapegrad_missing("Eigen 3.4" libeigen3-dev)
+endif()
+
+find_package(Boost 1.74 QUIET)
+if(NOT Boost_FOUND OR NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/multiprecision/mpfr.hpp")
+  tapegrad_missing("Boost >= 1.74 (Multiprecision, Math)" libboost-dev)
+endif()
+
+find_path(TAPEGRAD_MPFR_INCLUDE_DIR mpfr.h)
+find_library(TAPEGRAD_MPFR_LIBRARY mpfr)
+if(NOT TAPEGRAD_MPFR_INCLUDE_DIR OR NOT TAPEGRAD_MPFR_LIBRARY)
+  tapegrad_missing("MPFR" libmpfr-dev)
+endif()
+find_path(TAPEGRAD_GMP_INCLUDE_DIR gmp.h)
+find_library(TAPEGRAD_GMP_LIBRARY gmp)
+if(NOT TAPEGRAD_GMP_INCLUDE_DIR OR NOT TAPEGRAD_GMP_LIBRARY)
+  tapegrad_missing("GMP" libgmp-dev)
+endif()
+
+if(NOT TARGET tapegrad::mpfr)
+  add_library(tapegrad::mpfr INTERFACE IMPORTED)
+  set_target_properties(tapegrad::mpfr PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${TAPEGRAD_MPFR_INCLUDE_DIR};${TAPEGRAD_GMP_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "${TAPEGRAD_MPFR_LIBRARY};${TAPEGRAD_GMP_LIBRARY}")
+endif()

@@ -1,0 +1,19 @@
+#pragma once
+#include "../autodiff/operands.hpp"
+
+namespace tapegrad {
+
+/// exp(a), elementwise.                                   a, result: m x n
+///   forward  result[i][j] = exp(a[i][j])
+///   VJP      da[i][j] += grad[i][j] result[i][j]      (d/dx exp(x) = exp(x): the saved result)
+template <Real T> Var<T> exp(const Var<T>& a, std::string label = {}) {
+  Matrix<T> result = a.value().unaryExpr([](const T& x) -> T {
+    using std::exp;
+    return exp(x);
+  });
+  return a.tape().record(
+      "Exp", {a}, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseProduct(bp.result())); },
+      std::move(label));
+}
+
+} // namespace tapegrad

@@ -1,0 +1,60 @@
+#pragma once
+#include "../autodiff/operands.hpp"
+
+namespace tapegrad {
+
+/// softmax_rows(s): each ROW normalised (one query at a time).    s: m x n, result: m x n
+///   forward  result[i][j] = exp(s[i][j] - mx_i) / sum_k exp(s[i][k] - mx_i),   mx_i = max_k s[i][k]
+///            (subtracting the row max changes nothing mathematically and keeps exp from overflowing)
+///   VJP      ds[i][j] += result[i][j] (grad[i][j] - sum_k result[i][k] grad[i][k])
+///            (the Jacobian A_j (delta_jk - A_k); each row of ds sums to 0)
+/// Edge cases: -inf entries get weight exactly 0; a row that is entirely -inf (every key masked) gives a
+/// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
+/// NaN gives NaN. The VJP uses only the saved result, not s.
+template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
+  const Matrix<T>& x = s.value();
+  Matrix<T> result(x.rows(), x.cols());
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    bool has_nan = false;
+    T mx = -infinity<T>();
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      has_nan = has_nan || is_nan(x(i, j));
+      if (x(i, j) > mx) mx = x(i, j);
+    }
+    if (has_nan) {
+      result.row(i).setConstant(std::numeric_limits<T>::quiet_NaN());
+    } else if (mx == -infinity<T>()) {
+      result.row(i).setZero();
+    } else if (mx == infinity<T>()) {
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        result(i, j) = x(i, j) == mx ? T(1) : T(0);
+      result.row(i) /= result.row(i).sum();
+    } else {
+      using std::exp;
+      T total(0);
+      for (Eigen::Index j = 0; j < x.cols(); ++j) {
+        result(i, j) = exp(x(i, j) - mx);
+        total += result(i, j);
+      }
+      result.row(i) /= total;
+    }
+  }
+  return s.tape().record(
+      "SoftmaxRows", {s}, std::move(result),
+      [](Backprop<T>& bp) {
+        const Matrix<T>& a = bp.result();
+        const Matrix<T>& g = bp.grad();
+        Matrix<T> ds(a.rows(), a.cols());
+        for (Eigen::Index i = 0; i < a.rows(); ++i) {
+          T dot(0);
+          for (Eigen::Index k = 0; k < a.cols(); ++k)
+            dot += a(i, k) * g(i, k);
+          for (Eigen::Index j = 0; j < a.cols(); ++j)
+            ds(i, j) = a(i, j) * (g(i, j) - dot);
+        }
+        bp.accumulate(0, ds);
+      },
+      std::move(label));
+}
+
+} // namespace tapegrad

@@ -1,0 +1,57 @@
+#include "../support.hpp"
+
+using namespace tapegrad;
+using chapter::matrix;
+
+TEST_CASE_TEMPLATE("softmax_rows: value on rows built from ln 3 and ln 2", T, TAPEGRAD_TEST_TYPES) {
+  using std::log;
+  Tape<T> tape;
+  const T l3 = log(T(3)), l2 = log(T(2));
+  auto s = tape.input(matrix<T>({{T(0), l3, -infinity<T>()}, {l2, l2, T(0)}}), "S");
+  auto a = softmax_rows(s, "A");
+  const Matrix<T> expected = matrix<T>({{T(1) / T(4), T(3) / T(4), T(0)}, {T(2) / T(5), T(2) / T(5), T(1) / T(5)}});
+  test::check_close<T>("softmax of [0, ln3, -inf] and [ln2, ln2, 0]", a.value(), expected, test::exact_tolerance<T>());
+  CHECK(a.value()(0, 2) == T(0)); // a -inf score gets weight exactly 0
+}
+
+TEST_CASE_TEMPLATE("softmax_rows: gradient against central differences on a non-square input", T, TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(13);
+  test::check_op_gradient<T>("softmax_rows", {random.make<T>(3, 4)},
+                             [](const auto& in) { return softmax_rows(in[0]); });
+}
+
+TEST_CASE_TEMPLATE("softmax_rows: row sums are 1, and rows of the gradient at the scores sum to 0", T,
+                   TAPEGRAD_TEST_TYPES) {
+  using std::abs;
+  test::RandomMatrices random(17);
+  Tape<T> tape;
+  auto s = tape.input(random.make<T>(4, 5));
+  auto a = softmax_rows(s);
+  tape.backward(a, random.make<T>(4, 5));
+  for (Eigen::Index i = 0; i < 4; ++i) {
+    CHECK(abs(a.value().row(i).sum() - T(1)) <= test::exact_tolerance<T>());
+    CHECK(abs(s.grad().row(i).sum()) <= test::exact_tolerance<T>());
+    CHECK(a.value().row(i).minCoeff() >= T(0));
+  }
+}
+
+TEST_CASE_TEMPLATE("softmax_rows: logits of +-1e4, equal logits and -inf entries stay finite", T, TAPEGRAD_TEST_TYPES) {
+  using std::exp;
+  const T big(10000);
+  const T ninf = -infinity<T>();
+  Tape<T> tape;
+  auto s = tape.input(matrix<T>({{big, -big, T(0)}, {T(5), T(5), T(5)}, {ninf, T(1), ninf}, {ninf, ninf, ninf}}));
+  auto a = softmax_rows(s);
+  tape.backward(a, matrix<T>({{T(1), T(2), T(3)}, {T(1), T(2), T(3)}, {T(1), T(2), T(3)}, {T(1), T(2), T(3)}}));
+  for (Eigen::Index i = 0; i < 4; ++i)
+    for (Eigen::Index j = 0; j < 3; ++j) {
+      CHECK(is_finite(a.value()(i, j)));
+      CHECK(is_finite(s.grad()(i, j)));
+    }
+  CHECK(a.value()(0, 0) == T(1) / (T(1) + exp(-big) + exp(-T(2) * big)));
+  CHECK(a.value().row(1) == Matrix<T>::Constant(1, 3, T(1) / T(3)));
+  CHECK(a.value().row(2) == matrix<T>({{T(0), T(1), T(0)}}));
+  CHECK(a.value().row(3) == Matrix<T>::Zero(1, 3)); // every key masked: zeros, not NaN
+  CHECK(s.grad().row(2) == Matrix<T>::Zero(1, 3));  // a one-hot row passes no gradient
+  CHECK(s.grad().row(3) == Matrix<T>::Zero(1, 3));
+}
