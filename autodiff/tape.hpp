@@ -84,6 +84,9 @@ private:
 template <Real T> class Tape {
 public:
   using Vjp = std::function<void(Backprop<T>&)>;
+  /// Records the same op again on other operands (same constants): lets a checker re-evaluate one node
+  /// alone, with its inputs perturbed, without knowing what the op is.
+  using Replay = std::function<Var<T>(const std::vector<Var<T>>&)>;
 
   /// One recorded value. `op` is the node type shown in listings ("MatMul"); inputs have op "Input" and
   /// no VJP.
@@ -94,6 +97,7 @@ public:
     Matrix<T> grad;    // accumulated over backward runs; empty means zero
     Matrix<T> adjoint; // this sweep's adjoint; empty means zero; moved into grad after the sweep
     Vjp vjp;
+    Replay replay;
     std::string label;
     std::size_t contributions = 0; // adjoint contributions received in the last sweep (fan-out audit)
   };
@@ -107,11 +111,12 @@ public:
     if (value.size() == 0)
       throw ShapeError("input(" + label + "): empty matrix (" + shape_string(value.rows(), value.cols()) +
                        "); every value needs at least one entry");
-    return push(Node{"Input", {}, std::move(value), {}, {}, {}, std::move(label)});
+    return push(Node{"Input", {}, std::move(value), {}, {}, {}, {}, std::move(label)});
   }
 
   /// Records a node computed from `parents`. Used by ops/; every parent must be a live Var of this tape.
-  Var<T> record(std::string_view op, std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp,
+  /// `op` must outlive the tape (ops pass string literals).
+  Var<T> record(std::string_view op, std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
                 std::string label = {}) {
     std::vector<std::size_t> indices;
     indices.reserve(parents.size());
@@ -119,7 +124,8 @@ public:
       check(p, op);
       indices.push_back(p.index_);
     }
-    return push(Node{op, std::move(indices), std::move(value), {}, {}, std::move(vjp), std::move(label)});
+    return push(
+        Node{op, std::move(indices), std::move(value), {}, {}, std::move(vjp), std::move(replay), std::move(label)});
   }
 
   /// Reverse sweep from a 1 x 1 output, seeded with 1.

@@ -15,7 +15,7 @@ template <Real T> Var<T> add(const Var<T>& a, const Var<T>& b, std::string label
         bp.accumulate(0, bp.grad());
         bp.accumulate(1, bp.grad());
       },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return add(in[0], in[1]); }, std::move(label));
 }
 
 } // namespace tapegrad

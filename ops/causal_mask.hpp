@@ -23,7 +23,7 @@ template <Real T> Var<T> causal_mask(const Var<T>& a, long offset = 0, std::stri
             if (masked(i, j)) da(i, j) = T(0);
         bp.accumulate(0, da);
       },
-      std::move(label));
+      [offset](const std::vector<Var<T>>& in) { return causal_mask(in[0], offset); }, std::move(label));
 }
 
 } // namespace tapegrad

@@ -13,7 +13,7 @@ template <Real T> Var<T> exp(const Var<T>& a, std::string label = {}) {
   });
   return a.tape().record(
       "Exp", {a}, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseProduct(bp.result())); },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return exp(in[0]); }, std::move(label));
 }
 
 } // namespace tapegrad

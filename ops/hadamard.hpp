@@ -15,7 +15,7 @@ template <Real T> Var<T> hadamard(const Var<T>& a, const Var<T>& b, std::string 
         bp.accumulate(0, bp.grad().cwiseProduct(bp.input(1)));
         bp.accumulate(1, bp.grad().cwiseProduct(bp.input(0)));
       },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return hadamard(in[0], in[1]); }, std::move(label));
 }
 
 } // namespace tapegrad

@@ -13,7 +13,7 @@ template <Real T> Var<T> log(const Var<T>& a, std::string label = {}) {
   });
   return a.tape().record(
       "Log", {a}, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return log(in[0]); }, std::move(label));
 }
 
 } // namespace tapegrad

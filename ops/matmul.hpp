@@ -17,7 +17,7 @@ template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string la
         bp.accumulate(0, bp.grad() * bp.input(1).transpose());
         bp.accumulate(1, bp.input(0).transpose() * bp.grad());
       },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return matmul(in[0], in[1]); }, std::move(label));
 }
 
 } // namespace tapegrad

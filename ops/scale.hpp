@@ -10,7 +10,8 @@ namespace tapegrad {
 template <Real T> Var<T> scale(const Var<T>& a, const T& c, std::string label = {}) {
   Matrix<T> result = c * a.value();
   return a.tape().record(
-      "Scale", {a}, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); }, std::move(label));
+      "Scale", {a}, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); },
+      [c](const std::vector<Var<T>>& in) { return scale(in[0], c); }, std::move(label));
 }
 
 } // namespace tapegrad

@@ -54,7 +54,7 @@ template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
         }
         bp.accumulate(0, ds);
       },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return softmax_rows(in[0]); }, std::move(label));
 }
 
 } // namespace tapegrad

@@ -14,7 +14,7 @@ template <Real T> Var<T> sum(const Var<T>& a, std::string label = {}) {
         const Matrix<T>& a = bp.input(0);
         bp.accumulate(0, Matrix<T>::Constant(a.rows(), a.cols(), bp.grad()(0, 0)));
       },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return sum(in[0]); }, std::move(label));
 }
 
 } // namespace tapegrad

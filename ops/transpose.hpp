@@ -10,7 +10,7 @@ template <Real T> Var<T> transpose(const Var<T>& a, std::string label = {}) {
   Matrix<T> result = a.value().transpose();
   return a.tape().record(
       "Transpose", {a}, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().transpose()); },
-      std::move(label));
+      [](const std::vector<Var<T>>& in) { return transpose(in[0]); }, std::move(label));
 }
 
 } // namespace tapegrad

@@ -1,0 +1,117 @@
+#pragma once
+// Dual numbers for forward mode: x + x' e with e^2 = 0. Running a graph's forward code on Dual<T> with the
+// inputs seeded along a direction v gives the directional derivative J'(x) v in the e part, exactly up to
+// rounding: an oracle with no step size, independent of every VJP.
+//
+// Dual<T> satisfies Real, so the very same ops and graph-building functions run on Tape<Dual<T>>.
+// Comparisons and equality look at the value only (branches such as the row max in softmax follow the
+// value, as they must for a derivative).
+
+#include "real.hpp"
+
+#include <ostream>
+
+namespace tapegrad {
+
+template <Real T> struct Dual {
+  T val{0}; ///< the value
+  T eps{0}; ///< the derivative along the seeded direction
+
+  Dual() = default;
+  Dual(const T& v, const T& d) : val(v), eps(d) {}
+  // Constants: from T and from anything T is made from (T(2), T(3L)...); their derivative is 0.
+  template <class U>
+  requires std::constructible_from<T, U> Dual(const U& v)
+      : val(v), eps(0) {} // NOLINT: implicit, as constants are for the other scalar types
+
+  Dual& operator+=(const Dual& o) { return *this = *this + o; }
+  Dual& operator-=(const Dual& o) { return *this = *this - o; }
+  Dual& operator*=(const Dual& o) { return *this = *this * o; }
+  Dual& operator/=(const Dual& o) { return *this = *this / o; }
+
+  friend Dual operator+(const Dual& a, const Dual& b) { return {a.val + b.val, a.eps + b.eps}; }
+  friend Dual operator-(const Dual& a, const Dual& b) { return {a.val - b.val, a.eps - b.eps}; }
+  friend Dual operator-(const Dual& a) { return {-a.val, -a.eps}; }
+  friend Dual operator*(const Dual& a, const Dual& b) { return {a.val * b.val, a.eps * b.val + a.val * b.eps}; }
+  friend Dual operator/(const Dual& a, const Dual& b) {
+    const T q = a.val / b.val;
+    return {q, (a.eps - q * b.eps) / b.val};
+  }
+  friend bool operator==(const Dual& a, const Dual& b) { return a.val == b.val; }
+  friend bool operator!=(const Dual& a, const Dual& b) { return a.val != b.val; }
+  friend bool operator<(const Dual& a, const Dual& b) { return a.val < b.val; }
+  friend bool operator>(const Dual& a, const Dual& b) { return a.val > b.val; }
+  friend bool operator<=(const Dual& a, const Dual& b) { return a.val <= b.val; }
+  friend bool operator>=(const Dual& a, const Dual& b) { return a.val >= b.val; }
+  friend std::ostream& operator<<(std::ostream& out, const Dual& a) { return out << a.val << " + " << a.eps << "e"; }
+};
+
+/// d exp(x) = exp(x) dx
+template <Real T> Dual<T> exp(const Dual<T>& a) {
+  using std::exp;
+  const T e = exp(a.val);
+  return {e, e * a.eps};
+}
+/// d log(x) = dx / x
+template <Real T> Dual<T> log(const Dual<T>& a) {
+  using std::log;
+  return {log(a.val), a.eps / a.val};
+}
+/// d sqrt(x) = dx / (2 sqrt(x))
+template <Real T> Dual<T> sqrt(const Dual<T>& a) {
+  using std::sqrt;
+  const T r = sqrt(a.val);
+  return {r, a.eps / (T(2) * r)};
+}
+/// d |x| = sign(x) dx (0 at 0)
+template <Real T> Dual<T> abs(const Dual<T>& a) {
+  if (a.val < T(0)) return -a;
+  return a;
+}
+
+template <Real T> bool is_finite(const Dual<T>& a) { return is_finite(a.val) && is_finite(a.eps); }
+template <Real T> bool is_nan(const Dual<T>& a) { return is_nan(a.val) || is_nan(a.eps); }
+
+template <Real T> inline constexpr bool runtime_precision<Dual<T>> = runtime_precision<T>;
+
+template <Real T> Matrix<T> values(const Matrix<Dual<T>>& m) {
+  return m.unaryExpr([](const Dual<T>& x) { return x.val; });
+}
+template <Real T> Matrix<T> derivatives(const Matrix<Dual<T>>& m) {
+  return m.unaryExpr([](const Dual<T>& x) { return x.eps; });
+}
+
+} // namespace tapegrad
+
+template <tapegrad::Real T> class std::numeric_limits<tapegrad::Dual<T>> : public std::numeric_limits<T> {
+  using D = tapegrad::Dual<T>;
+
+public:
+  static D infinity() { return D(std::numeric_limits<T>::infinity()); }
+  static D quiet_NaN() { return D(std::numeric_limits<T>::quiet_NaN()); }
+  static D epsilon() { return D(std::numeric_limits<T>::epsilon()); }
+  static D min() { return D((std::numeric_limits<T>::min)()); }
+  static D max() { return D((std::numeric_limits<T>::max)()); }
+  static D lowest() { return D(std::numeric_limits<T>::lowest()); }
+};
+
+template <tapegrad::Real T> struct Eigen::NumTraits<tapegrad::Dual<T>> : Eigen::GenericNumTraits<tapegrad::Dual<T>> {
+  using Real = tapegrad::Dual<T>;
+  using NonInteger = tapegrad::Dual<T>;
+  using Nested = tapegrad::Dual<T>;
+  using Literal = tapegrad::Dual<T>;
+  enum {
+    IsComplex = 0,
+    IsInteger = 0,
+    IsSigned = 1,
+    RequireInitialization = 1,
+    ReadCost = 2,
+    AddCost = 4,
+    MulCost = 8
+  };
+  static Real epsilon() { return Real(Eigen::NumTraits<T>::epsilon()); }
+  static Real dummy_precision() { return Real(Eigen::NumTraits<T>::dummy_precision()); }
+  static Real highest() { return Real(Eigen::NumTraits<T>::highest()); }
+  static Real lowest() { return Real(Eigen::NumTraits<T>::lowest()); }
+  static int digits10() { return Eigen::NumTraits<T>::digits10(); }
+};
