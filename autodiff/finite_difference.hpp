@@ -14,11 +14,14 @@
 namespace tapegrad {
 
 enum class Stencil {
-  second_order, ///< (f(x+h) - f(x-h)) / 2h
+  second_order, ///< D(h) = (f(x+h) - f(x-h)) / 2h
+  richardson,   ///< (4 D(h/2) - D(h)) / 3: two second-order steps extrapolated, fourth order
   sixth_order,  ///< (-f(x-3h) + 9f(x-2h) - 45f(x-h) + 45f(x+h) - 9f(x+2h) + f(x+3h)) / 60h
 };
 
-constexpr int stencil_order(Stencil s) { return s == Stencil::second_order ? 2 : 6; }
+constexpr int stencil_order(Stencil s) {
+  return s == Stencil::second_order ? 2 : s == Stencil::richardson ? 4 : 6;
+}
 
 /// The step that balances truncation and rounding for this stencil in T, at |x| <= 1.
 template <Real T> T default_step(Stencil s) {
@@ -34,25 +37,41 @@ template <Real T> T expected_stencil_error(Stencil s) {
   return pow(epsilon<T>(), p / (p + T(1)));
 }
 
-/// d f / d inputs[k] by central differences, coordinate by coordinate. `f` takes the inputs (all of them,
-/// with input k's one coordinate moved) and returns a T. `step` 0 means default_step(s) * max(1, |x|).
-template <Real T, class F> Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k,
-                                                        Stencil s = Stencil::sixth_order, const T& step = T(0)) {
+/// The step for coordinate value x: `factor` times default_step(s) times max(1, |x|).
+template <Real T> T step_at(const T& x, Stencil s, const T& factor = T(1)) {
   using std::abs;
+  return factor * default_step<T>(s) * (abs(x) > T(1) ? T(abs(x)) : T(1));
+}
+
+/// d f / d inputs[k] by central differences, coordinate by coordinate. `f` takes the inputs (all of them,
+/// with input k's one coordinate moved) and returns a T. The step is step_at(x, s, factor). A coordinate
+/// that is not finite (a -inf score) is a constant, not a variable: its derivative is reported as 0.
+template <Real T, class F>
+Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k, Stencil s = Stencil::sixth_order,
+                             const T& factor = T(1)) {
   Matrix<T>& x = inputs.at(k);
   Matrix<T> g(x.rows(), x.cols());
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     for (Eigen::Index j = 0; j < x.cols(); ++j) {
       const T x0 = x(i, j);
-      const T h = step != T(0) ? step : default_step<T>(s) * (abs(x0) > T(1) ? abs(x0) : T(1));
-      const auto at = [&](int m) -> T {
-        x(i, j) = x0 + T(m) * h;
+      if (!is_finite(x0)) {
+        g(i, j) = T(0);
+        continue;
+      }
+      const T h = step_at(x0, s, factor);
+      const auto at = [&](const T& m) -> T { // f with the coordinate moved by m steps
+        x(i, j) = x0 + m * h;
         return f(static_cast<const std::vector<Matrix<T>>&>(inputs));
       };
       if (s == Stencil::second_order) {
-        g(i, j) = (at(1) - at(-1)) / (T(2) * h);
+        g(i, j) = (at(T(1)) - at(T(-1))) / (T(2) * h);
+      } else if (s == Stencil::richardson) {
+        const T half = T(1) / T(2);
+        const T d_h = (at(T(1)) - at(T(-1))) / (T(2) * h);
+        const T d_half = (at(half) - at(-half)) / h;
+        g(i, j) = (T(4) * d_half - d_h) / T(3);
       } else {
-        g(i, j) = (T(45) * (at(1) - at(-1)) - T(9) * (at(2) - at(-2)) + (at(3) - at(-3))) / (T(60) * h);
+        g(i, j) = (T(45) * (at(T(1)) - at(T(-1))) - T(9) * (at(T(2)) - at(T(-2))) + (at(T(3)) - at(T(-3)))) / (T(60) * h);
       }
       x(i, j) = x0;
     }

@@ -14,19 +14,27 @@ namespace tapegrad {
 /// The named nodes of one attention graph on a tape.
 template <Real T> struct AttentionNodes { Var<T> X, Wq, Wk, Wv, Q, K, V, Kt, S0, S, A, O; };
 
-/// Records attention from X, Wq, Wk, Wv already on a tape.
-template <Real T> AttentionNodes<T> attention(const Var<T>& X, const Var<T>& Wq, const Var<T>& Wk, const Var<T>& Wv) {
+/// Records attention from Q, K, V already on a tape (the local graph: S, A, O only).
+template <Real T> AttentionNodes<T> attend(const Var<T>& Q, const Var<T>& K, const Var<T>& V) {
   using std::sqrt;
-  AttentionNodes<T> n{X, Wq, Wk, Wv, {}, {}, {}, {}, {}, {}, {}, {}};
-  n.Q = matmul(X, Wq, "Q");
-  n.K = matmul(X, Wk, "K");
-  n.V = matmul(X, Wv, "V");
-  n.Kt = transpose(n.K, "Kt");
-  n.S0 = matmul(n.Q, n.Kt, "S0");
-  const T d(static_cast<long>(n.Q.cols()));
+  AttentionNodes<T> n{{}, {}, {}, {}, Q, K, V, {}, {}, {}, {}, {}};
+  n.Kt = transpose(K, "Kt");
+  n.S0 = matmul(Q, n.Kt, "S0");
+  const T d(static_cast<long>(Q.cols()));
   n.S = scale(n.S0, T(1) / sqrt(d), "S");
   n.A = softmax_rows(n.S, "A");
-  n.O = matmul(n.A, n.V, "O");
+  n.O = matmul(n.A, V, "O");
+  return n;
+}
+
+/// Records attention from X, Wq, Wk, Wv already on a tape.
+template <Real T>
+AttentionNodes<T> attention(const Var<T>& X, const Var<T>& Wq, const Var<T>& Wk, const Var<T>& Wv) {
+  AttentionNodes<T> n = attend(matmul(X, Wq, "Q"), matmul(X, Wk, "K"), matmul(X, Wv, "V"));
+  n.X = X;
+  n.Wq = Wq;
+  n.Wk = Wk;
+  n.Wv = Wv;
   return n;
 }
 

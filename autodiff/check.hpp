@@ -1,0 +1,372 @@
+#pragma once
+// Gradient verification: the tape's gradient of a scalar graph against
+//   - finite differences in a reference precision R >= T, over every coordinate (a sixth-order stencil, and
+//     a Richardson estimate from two second-order steps that must agree with it),
+//   - or, for large inputs, along seeded random directions (weaker: labelled so),
+//   - forward mode: the same graph code run on dual numbers (no step at all),
+//   - per node: each recorded op's VJP alone against finite differences of that op alone.
+// Every threshold is fixed before the run from T, R and the stencil, and printed with its result.
+//
+// A graph is any callable f(Tape<U>&, const std::vector<Var<U>>&) -> Var<U> returning a 1x1 value, generic
+// in U: the checker records it on Tape<T> for the engine, on Tape<R> for the reference, and on
+// Tape<Dual<T>> for forward mode. Nothing here knows an op by name.
+
+#include "dual.hpp"
+#include "finite_difference.hpp"
+#include "tape.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tapegrad {
+
+/// The name `--precision` takes for T: float, double, long-double, float128, 50, 100, or the digits of MPFR.
+template <Real T> std::string precision_name() {
+  if constexpr (std::same_as<T, float>) return "float";
+  else if constexpr (std::same_as<T, double>) return "double";
+  else if constexpr (std::same_as<T, long double>) return "long-double";
+  else if constexpr (std::same_as<T, float128>) return "float128";
+  else if constexpr (std::same_as<T, float50>) return "50";
+  else if constexpr (std::same_as<T, float100>) return "100";
+  else return std::to_string(digits10<T>());
+}
+
+/// One comparison, with everything needed to judge it: never a bare "false".
+struct CheckResult {
+  std::string graph; ///< which graph or case ("example 1, local Q K V"); set by the caller
+  std::string name;  ///< what was compared: "tape vs finite differences", "dual numbers", ...
+  std::string input; ///< the input (or node, or direction) it concerns
+  std::string engine_precision, reference_precision;
+  std::string max_abs_error, max_rel_error; ///< decimal strings
+  long worst_row = 0, worst_col = 0;        ///< where the error is largest
+  std::string numeric, analytic;            ///< the reference and the checked value there
+  std::string step;                         ///< the finite-difference step ("none" for dual numbers)
+  std::string threshold;                    ///< fixed before the run
+  bool passed = false;
+  std::string note; ///< e.g. "weaker: random projections"
+};
+
+struct CheckReport {
+  std::vector<CheckResult> checks;
+  std::vector<std::string> warnings;
+  bool passed() const {
+    for (const CheckResult& c : checks)
+      if (!c.passed) return false;
+    return !checks.empty();
+  }
+  /// Adds other's checks and warnings; `graph` names the graph of those whose graph is not yet set.
+  void append(CheckReport other, const std::string& graph = {}) {
+    for (CheckResult& c : other.checks) {
+      if (c.graph.empty()) c.graph = graph;
+      checks.push_back(std::move(c));
+    }
+    for (std::string& w : other.warnings) warnings.push_back(std::move(w));
+  }
+};
+
+/// Exact conversion T -> R (R has at least T's precision).
+template <Real R, Real T> Matrix<R> convert(const Matrix<T>& m) {
+  return m.unaryExpr([](const T& x) { return static_cast<R>(x); });
+}
+
+/// Errors from rounding in T's own arithmetic, relative to the largest gradient entry: 1024 eps.
+template <Real T> T engine_tolerance() { return T(1024) * epsilon<T>(); }
+
+/// How far the sixth-order reference in R may be from the true derivative: 1000 eps_R^(6/7).
+template <Real R> R reference_tolerance() {
+  return R(1000) * expected_stencil_error<R>(Stencil::sixth_order);
+}
+
+/// Threshold of engine T against a finite-difference reference in R: both error budgets added.
+template <Real T, Real R> R fd_threshold() { return static_cast<R>(engine_tolerance<T>()) + reference_tolerance<R>(); }
+
+/// The comparison of a checked matrix with a reference, errors measured in R relative to the reference's
+/// largest entry (absolute when the reference is all zero).
+template <Real R, Real T>
+CheckResult compare(std::string name, std::string input, const Matrix<T>& checked, const Matrix<R>& reference,
+                    const R& threshold, std::string step) {
+  using std::abs;
+  assert(checked.rows() == reference.rows() && checked.cols() == reference.cols());
+  CheckResult r{{}, std::move(name), std::move(input), precision_name<T>(), precision_name<R>(), {}, {}, 0, 0, {}, {},
+                std::move(step), to_string(threshold, 3), false, {}};
+  R worst(-1), scale(0);
+  for (Eigen::Index i = 0; i < reference.rows(); ++i)
+    for (Eigen::Index j = 0; j < reference.cols(); ++j) {
+      const R e = abs(static_cast<R>(checked(i, j)) - reference(i, j));
+      if (!(e <= worst)) { // NaN counts as the worst
+        worst = e;
+        r.worst_row = i;
+        r.worst_col = j;
+      }
+      if (abs(reference(i, j)) > scale) scale = abs(reference(i, j));
+    }
+  const R rel = scale > R(0) ? R(worst / scale) : worst;
+  r.max_abs_error = to_string(worst, 3);
+  r.max_rel_error = to_string(rel, 3);
+  r.numeric = to_string(reference(r.worst_row, r.worst_col));
+  r.analytic = to_string(checked(r.worst_row, r.worst_col));
+  r.passed = rel <= threshold; // false for NaN
+  return r;
+}
+
+/// The graph's 1x1 output on a fresh tape of U.
+template <Real U, class F> Var<U> record_graph(Tape<U>& tape, F& f, const std::vector<Matrix<U>>& inputs,
+                                               const std::vector<std::string>& names) {
+  std::vector<Var<U>> vars;
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    vars.push_back(tape.input(inputs[k], k < names.size() ? names[k] : "in" + std::to_string(k)));
+  Var<U> out = f(tape, vars);
+  if (out.rows() != 1 || out.cols() != 1)
+    throw UsageError("check: the graph's output " + out.name() + " is " + shape_string(out.rows(), out.cols()) +
+                     "; a checked graph must end in a 1x1 value (sum it, or take a probe sum(O * G))");
+  return out;
+}
+
+/// The engine's gradient w.r.t. every input, and its value.
+template <Real T> struct EngineGradient {
+  T value;
+  std::vector<Matrix<T>> grads;
+};
+
+template <Real T, class F>
+EngineGradient<T> engine_gradient(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names) {
+  Tape<T> tape;
+  const Var<T> out = record_graph(tape, f, inputs, names);
+  tape.backward(out);
+  EngineGradient<T> g{out.value()(0, 0), {}};
+  for (std::size_t k = 0; k < inputs.size(); ++k) g.grads.push_back(tape.grad(tape.var(k)));
+  return g;
+}
+
+/// Finite-difference reference for input k in R: the sixth-order stencil, and the Richardson estimate
+/// (second-order steps h and h/2) as an independent second opinion.
+template <Real R> struct Reference {
+  Matrix<R> sixth, richardson;
+  std::string step; ///< the sixth-order step at |x| <= 1, and Richardson's
+};
+
+template <Real R, class F>
+Reference<R> fd_reference(F& f, const std::vector<Matrix<R>>& inputs, const std::vector<std::string>& names,
+                          std::size_t k) {
+  const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
+    Tape<R> tape;
+    return record_graph(tape, f, x, names).value()(0, 0);
+  };
+  return {central_difference<R>(J, inputs, k, Stencil::sixth_order),
+          central_difference<R>(J, inputs, k, Stencil::richardson),
+          "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3) + ", h2 = " +
+              to_string(default_step<R>(Stencil::richardson), 3) + " (times max(1, |x|))"};
+}
+
+/// Seeded random matrices shaped like `like`, entries k/8 with k in [-8, 8] (exact in any T).
+template <Real T> std::vector<Matrix<T>> random_like(const std::vector<Matrix<T>>& like, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> k(-8, 8);
+  std::vector<Matrix<T>> out;
+  for (const Matrix<T>& m : like) {
+    Matrix<T> v(m.rows(), m.cols());
+    for (Eigen::Index i = 0; i < v.size(); ++i) v.data()[i] = T(k(rng)) / T(8);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+template <Real T> T inner(const std::vector<Matrix<T>>& a, const std::vector<Matrix<T>>& b) {
+  T s(0);
+  for (std::size_t k = 0; k < a.size(); ++k) s += a[k].cwiseProduct(b[k]).sum();
+  return s;
+}
+
+/// Forward mode: the graph on Dual<T> with every input seeded along a random v gives J'(x) v, which must
+/// equal <grad, v> from the tape, to engine_tolerance relative to sum |grad| |v|. No step size at all.
+template <Real T, class F>
+CheckReport dual_check(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
+                       const EngineGradient<T>& engine, int directions, std::uint64_t seed) {
+  using std::abs;
+  using D = Dual<T>;
+  CheckReport report;
+  std::mt19937_64 rng(seed);
+  for (int d = 0; d < directions; ++d) {
+    const std::vector<Matrix<T>> v = random_like(inputs, rng);
+    std::vector<Matrix<D>> seeded;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      Matrix<D> m(inputs[k].rows(), inputs[k].cols());
+      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = D(inputs[k].data()[i], v[k].data()[i]);
+      seeded.push_back(std::move(m));
+    }
+    Tape<D> tape;
+    const T forward = record_graph(tape, f, seeded, names).value()(0, 0).eps;
+    const T reverse = inner(engine.grads, v);
+    std::vector<Matrix<T>> abs_grads;
+    for (const Matrix<T>& g : engine.grads) abs_grads.push_back(g.cwiseAbs());
+    std::vector<Matrix<T>> abs_v;
+    for (const Matrix<T>& m : v) abs_v.push_back(m.cwiseAbs());
+    const T scale = inner(abs_grads, abs_v);
+    const T err = abs(forward - reverse);
+    const T tol = engine_tolerance<T>();
+    CheckResult r{{},
+                  "dual numbers: J'(x) v vs <grad, v>",
+                  "direction " + std::to_string(d + 1) + " of " + std::to_string(directions) + " (all inputs)",
+                  precision_name<T>(),
+                  precision_name<T>(),
+                  to_string(err, 3),
+                  to_string(scale > T(0) ? T(err / scale) : err, 3),
+                  0,
+                  0,
+                  to_string(forward),
+                  to_string(reverse),
+                  "none",
+                  to_string(tol, 3),
+                  (scale > T(0) ? T(err / scale) : err) <= tol,
+                  "relative to sum |grad| |v|; seed " + std::to_string(seed)};
+    report.checks.push_back(std::move(r));
+  }
+  return report;
+}
+
+/// Per node: every recorded op's VJP alone, against sixth-order differences of that op alone in T, with a
+/// seeded random upstream gradient. Names the node whose VJP is wrong.
+template <Real T> CheckReport node_check(const Tape<T>& tape, std::uint64_t seed) {
+  CheckReport report;
+  std::mt19937_64 rng(seed);
+  const T tol = T(1000) * expected_stencil_error<T>(Stencil::sixth_order);
+  for (std::size_t i = 0; i < tape.size(); ++i) {
+    const auto& node = tape.node(i);
+    if (!node.replay) continue; // an input
+    std::vector<Matrix<T>> parents;
+    for (std::size_t p : node.parents) parents.push_back(tape.node(p).value);
+    Matrix<T> W = random_like(std::vector<Matrix<T>>{node.value}, rng)[0];
+    for (Eigen::Index e = 0; e < W.size(); ++e)
+      if (!is_finite(node.value.data()[e])) W.data()[e] = T(0); // a -inf entry (mask) carries no gradient
+    // J(parents) = sum over the finite entries of op(parents) .* W
+    const auto J = [&](const std::vector<Matrix<T>>& x) -> T {
+      Tape<T> scratch;
+      std::vector<Var<T>> vars;
+      for (const Matrix<T>& m : x) vars.push_back(scratch.input(m));
+      const Matrix<T>& y = node.replay(vars).value();
+      T s(0);
+      for (Eigen::Index e = 0; e < y.size(); ++e)
+        if (W.data()[e] != T(0)) s += y.data()[e] * W.data()[e];
+      return s;
+    };
+    Tape<T> scratch;
+    std::vector<Var<T>> vars;
+    for (const Matrix<T>& m : parents) vars.push_back(scratch.input(m));
+    const Var<T> out = node.replay(vars);
+    scratch.backward(out, W);
+    for (std::size_t k = 0; k < parents.size(); ++k) {
+      const Matrix<T> numeric = central_difference<T>(J, parents, k);
+      CheckResult r = compare<T, T>("per-node VJP", tape.node_name(i) + " <- " + tape.node_name(node.parents[k]),
+                                    scratch.grad(vars[k]), numeric, tol,
+                                    "h6 = " + to_string(default_step<T>(Stencil::sixth_order), 3));
+      report.checks.push_back(std::move(r));
+    }
+  }
+  return report;
+}
+
+struct CheckOptions {
+  std::vector<std::size_t> wrt;  ///< inputs to check; empty means all (others are held constant)
+  bool directional = false;      ///< random projections instead of every coordinate (weaker)
+  int directions = 3;            ///< for directional mode and for dual numbers
+  std::uint64_t seed = 1;        ///< for every random draw; printed in the notes
+  unsigned reference_digits = 0; ///< MPFR digits for the reference when R is mpfr_real (0: as set)
+};
+
+/// Directional finite differences: d/dt J(x + t v) at t = 0 in R against <grad, v>. Weaker than the
+/// per-coordinate check: an error orthogonal to every v drawn goes unseen.
+template <Real T, Real R, class F>
+CheckReport directional_check(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
+                              const EngineGradient<T>& engine, const CheckOptions& opt) {
+  using std::abs;
+  CheckReport report;
+  std::mt19937_64 rng(opt.seed);
+  std::vector<Matrix<R>> x;
+  for (const Matrix<T>& m : inputs) x.push_back(convert<R>(m));
+  for (int d = 0; d < opt.directions; ++d) {
+    std::vector<Matrix<T>> v = random_like(inputs, rng);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (!opt.wrt.empty() && std::find(opt.wrt.begin(), opt.wrt.end(), k) == opt.wrt.end()) v[k].setZero();
+    std::vector<Matrix<R>> vr;
+    for (const Matrix<T>& m : v) vr.push_back(convert<R>(m));
+    const auto along = [&](const std::vector<Matrix<R>>& t) -> R {
+      std::vector<Matrix<R>> moved = x;
+      for (std::size_t k = 0; k < moved.size(); ++k) moved[k] += t[0](0, 0) * vr[k];
+      Tape<R> tape;
+      return record_graph(tape, f, moved, names).value()(0, 0);
+    };
+    const Matrix<R> numeric =
+        central_difference<R>(along, std::vector<Matrix<R>>{Matrix<R>::Zero(1, 1)}, 0, Stencil::sixth_order);
+    Matrix<T> analytic(1, 1);
+    analytic(0, 0) = inner(engine.grads, v);
+    CheckResult r = compare<R, T>("directional finite differences", "direction " + std::to_string(d + 1) + " of " +
+                                                                        std::to_string(opt.directions),
+                                  analytic, numeric, fd_threshold<T, R>(),
+                                  "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3));
+    r.note = "weaker: one random projection <grad, v>, not every coordinate; seed " + std::to_string(opt.seed);
+    report.checks.push_back(std::move(r));
+  }
+  return report;
+}
+
+/// Another gradient of the same graph to check beside the tape's (a hand-written backward, say), one
+/// matrix per input in the inputs' order; an empty matrix means "not provided for this input".
+template <Real T> struct OtherGradient {
+  std::string name;
+  std::vector<Matrix<T>> grads;
+};
+
+/// The whole check of one graph: engine T against finite differences in R (every coordinate, or
+/// directional), the reference's self-consistency, dual numbers, and every node's VJP. Each gradient in
+/// `others` is compared with the same reference and with the tape: a three-way agreement.
+template <Real T, Real R, class F>
+CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
+                           const CheckOptions& opt = {}, const std::vector<OtherGradient<T>>& others = {}) {
+  CheckReport report;
+  const EngineGradient<T> engine = engine_gradient(f, inputs, names);
+  {
+    Tape<T> tape;
+    tape.backward(record_graph(tape, f, inputs, names));
+    report.append(node_check(tape, opt.seed));
+  }
+  report.append(dual_check(f, inputs, names, engine, opt.directions, opt.seed));
+  const auto chosen = [&](std::size_t k) {
+    return opt.wrt.empty() || std::find(opt.wrt.begin(), opt.wrt.end(), k) != opt.wrt.end();
+  };
+  const auto name_of = [&](std::size_t k) { return k < names.size() ? names[k] : "in" + std::to_string(k); };
+  for (const OtherGradient<T>& other : others)
+    for (std::size_t k = 0; k < inputs.size() && k < other.grads.size(); ++k)
+      if (chosen(k) && other.grads[k].size() > 0)
+        report.checks.push_back(compare<T, T>("tape vs " + other.name, name_of(k), engine.grads[k], other.grads[k],
+                                              engine_tolerance<T>(), "none"));
+
+  std::optional<MpfrDigits> digits;
+  if constexpr (runtime_precision<R>)
+    if (opt.reference_digits > 0) digits.emplace(opt.reference_digits);
+  if (opt.directional) {
+    report.append(directional_check<T, R>(f, inputs, names, engine, opt));
+    return report;
+  }
+  std::vector<Matrix<R>> x;
+  for (const Matrix<T>& m : inputs) x.push_back(convert<R>(m));
+  const R threshold = fd_threshold<T, R>();
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (!chosen(k)) continue;
+    const Reference<R> ref = fd_reference(f, x, names, k);
+    report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson,
+                                          ref.sixth, threshold, ref.step));
+    report.checks.push_back(
+        compare<R, T>("tape vs finite differences", name_of(k), engine.grads[k], ref.sixth, threshold, ref.step));
+    for (const OtherGradient<T>& other : others)
+      if (k < other.grads.size() && other.grads[k].size() > 0)
+        report.checks.push_back(compare<R, T>(other.name + " vs finite differences", name_of(k), other.grads[k],
+                                              ref.sixth, threshold, ref.step));
+  }
+  return report;
+}
+
+} // namespace tapegrad

@@ -1,0 +1,33 @@
+#pragma once
+// The chapter's warning about saturated softmax: where a row of A is one-hot, its Jacobian
+// A_j (delta_jk - A_k) is nearly zero, both sides of a difference quotient agree at ~0, and a wrong softmax
+// VJP there passes. This guard finds such rows on a recorded tape and says so.
+
+#include "../autodiff/tape.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tapegrad {
+
+/// For every SoftmaxRows node, the rows whose weight outside the largest entry, 1 - max_j A[i][j], is at
+/// most `resolution` (the check's relative threshold): every Jacobian entry of that row is then below what
+/// the check can see. One warning per row, naming node and row.
+template <Real T> std::vector<std::string> saturated_softmax_rows(const Tape<T>& tape, const T& resolution) {
+  std::vector<std::string> warnings;
+  for (std::size_t n = 0; n < tape.size(); ++n) {
+    if (tape.node(n).op != "SoftmaxRows") continue;
+    const Matrix<T>& A = tape.node(n).value;
+    for (Eigen::Index i = 0; i < A.rows(); ++i) {
+      const T rest = T(1) - A.row(i).maxCoeff();
+      if (A.row(i).maxCoeff() == T(0) || rest > resolution) continue; // a fully masked row has no Jacobian
+      warnings.push_back("saturated softmax: " + tape.node_name(n) + " row " + std::to_string(i) +
+                         " is one-hot to within " + to_string(rest, 3) + " (threshold " + to_string(resolution, 3) +
+                         "): its Jacobian is below what finite differences can resolve, so a wrong softmax VJP in "
+                         "this row would pass; this is a poor test point, check an unsaturated one");
+    }
+  }
+  return warnings;
+}
+
+} // namespace tapegrad
