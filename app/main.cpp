@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   cli.add_option("--log-level", level, "Log messages at this level and above, on stderr")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
+  tapegrad::app::CheckCommand check;
+  CLI::App* check_cmd = tapegrad::app::add_check_command(cli, check);
 
   try {
     cli.parse(argc, argv);
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tapegrad"));
   spdlog::set_level(levels.at(level));
   try {
+    if (check_cmd->parsed()) return tapegrad::app::run_check_command(check, std::cout);
     return tapegrad::app::run_default(std::cout);
   } catch (const tapegrad::Error& e) {
     std::cerr << "tapegrad: error: " << e.what() << "\n";

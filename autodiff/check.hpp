@@ -27,13 +27,20 @@ namespace tapegrad {
 
 /// The name `--precision` takes for T: float, double, long-double, float128, 50, 100, or the digits of MPFR.
 template <Real T> std::string precision_name() {
-  if constexpr (std::same_as<T, float>) return "float";
-  else if constexpr (std::same_as<T, double>) return "double";
-  else if constexpr (std::same_as<T, long double>) return "long-double";
-  else if constexpr (std::same_as<T, float128>) return "float128";
-  else if constexpr (std::same_as<T, float50>) return "50";
-  else if constexpr (std::same_as<T, float100>) return "100";
-  else return std::to_string(digits10<T>());
+  if constexpr (std::same_as<T, float>)
+    return "float";
+  else if constexpr (std::same_as<T, double>)
+    return "double";
+  else if constexpr (std::same_as<T, long double>)
+    return "long-double";
+  else if constexpr (std::same_as<T, float128>)
+    return "float128";
+  else if constexpr (std::same_as<T, float50>)
+    return "50";
+  else if constexpr (std::same_as<T, float100>)
+    return "100";
+  else
+    return std::to_string(digits10<T>());
 }
 
 /// One comparison, with everything needed to judge it: never a bare "false".
@@ -65,7 +72,8 @@ struct CheckReport {
       if (c.graph.empty()) c.graph = graph;
       checks.push_back(std::move(c));
     }
-    for (std::string& w : other.warnings) warnings.push_back(std::move(w));
+    for (std::string& w : other.warnings)
+      warnings.push_back(std::move(w));
   }
 };
 
@@ -78,22 +86,35 @@ template <Real R, Real T> Matrix<R> convert(const Matrix<T>& m) {
 template <Real T> T engine_tolerance() { return T(1024) * epsilon<T>(); }
 
 /// How far the sixth-order reference in R may be from the true derivative: 1000 eps_R^(6/7).
-template <Real R> R reference_tolerance() {
-  return R(1000) * expected_stencil_error<R>(Stencil::sixth_order);
-}
+template <Real R> R reference_tolerance() { return R(1000) * expected_stencil_error<R>(Stencil::sixth_order); }
 
-/// Threshold of engine T against a finite-difference reference in R: both error budgets added.
-template <Real T, Real R> R fd_threshold() { return static_cast<R>(engine_tolerance<T>()) + reference_tolerance<R>(); }
+/// Threshold of engine T against a finite-difference reference in R: both error budgets added. When T and
+/// R are both MPFR, call it with T's precision in effect for the engine part (see check_gradient).
+template <Real T, Real R> R fd_threshold(const T& engine_tol = engine_tolerance<T>()) {
+  return static_cast<R>(engine_tol) + reference_tolerance<R>();
+}
 
 /// The comparison of a checked matrix with a reference, errors measured in R relative to the reference's
 /// largest entry (absolute when the reference is all zero).
-template <Real R, Real T>
-CheckResult compare(std::string name, std::string input, const Matrix<T>& checked, const Matrix<R>& reference,
-                    const R& threshold, std::string step) {
+template <Real R, Real T> CheckResult compare(std::string name, std::string input, const Matrix<T>& checked,
+                                              const Matrix<R>& reference, const R& threshold, std::string step) {
   using std::abs;
   assert(checked.rows() == reference.rows() && checked.cols() == reference.cols());
-  CheckResult r{{}, std::move(name), std::move(input), precision_name<T>(), precision_name<R>(), {}, {}, 0, 0, {}, {},
-                std::move(step), to_string(threshold, 3), false, {}};
+  CheckResult r{{},
+                std::move(name),
+                std::move(input),
+                precision_name<T>(),
+                precision_name<R>(),
+                {},
+                {},
+                0,
+                0,
+                {},
+                {},
+                std::move(step),
+                to_string(threshold, 3),
+                false,
+                {}};
   R worst(-1), scale(0);
   for (Eigen::Index i = 0; i < reference.rows(); ++i)
     for (Eigen::Index j = 0; j < reference.cols(); ++j) {
@@ -115,8 +136,8 @@ CheckResult compare(std::string name, std::string input, const Matrix<T>& checke
 }
 
 /// The graph's 1x1 output on a fresh tape of U.
-template <Real U, class F> Var<U> record_graph(Tape<U>& tape, F& f, const std::vector<Matrix<U>>& inputs,
-                                               const std::vector<std::string>& names) {
+template <Real U, class F>
+Var<U> record_graph(Tape<U>& tape, F& f, const std::vector<Matrix<U>>& inputs, const std::vector<std::string>& names) {
   std::vector<Var<U>> vars;
   for (std::size_t k = 0; k < inputs.size(); ++k)
     vars.push_back(tape.input(inputs[k], k < names.size() ? names[k] : "in" + std::to_string(k)));
@@ -139,7 +160,8 @@ EngineGradient<T> engine_gradient(F& f, const std::vector<Matrix<T>>& inputs, co
   const Var<T> out = record_graph(tape, f, inputs, names);
   tape.backward(out);
   EngineGradient<T> g{out.value()(0, 0), {}};
-  for (std::size_t k = 0; k < inputs.size(); ++k) g.grads.push_back(tape.grad(tape.var(k)));
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    g.grads.push_back(tape.grad(tape.var(k)));
   return g;
 }
 
@@ -150,17 +172,16 @@ template <Real R> struct Reference {
   std::string step; ///< the sixth-order step at |x| <= 1, and Richardson's
 };
 
-template <Real R, class F>
-Reference<R> fd_reference(F& f, const std::vector<Matrix<R>>& inputs, const std::vector<std::string>& names,
-                          std::size_t k) {
+template <Real R, class F> Reference<R> fd_reference(F& f, const std::vector<Matrix<R>>& inputs,
+                                                     const std::vector<std::string>& names, std::size_t k) {
   const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
     Tape<R> tape;
     return record_graph(tape, f, x, names).value()(0, 0);
   };
   return {central_difference<R>(J, inputs, k, Stencil::sixth_order),
           central_difference<R>(J, inputs, k, Stencil::richardson),
-          "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3) + ", h2 = " +
-              to_string(default_step<R>(Stencil::richardson), 3) + " (times max(1, |x|))"};
+          "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3) +
+              ", h2 = " + to_string(default_step<R>(Stencil::richardson), 3) + " (times max(1, |x|))"};
 }
 
 /// Seeded random matrices shaped like `like`, entries k/8 with k in [-8, 8] (exact in any T).
@@ -169,7 +190,8 @@ template <Real T> std::vector<Matrix<T>> random_like(const std::vector<Matrix<T>
   std::vector<Matrix<T>> out;
   for (const Matrix<T>& m : like) {
     Matrix<T> v(m.rows(), m.cols());
-    for (Eigen::Index i = 0; i < v.size(); ++i) v.data()[i] = T(k(rng)) / T(8);
+    for (Eigen::Index i = 0; i < v.size(); ++i)
+      v.data()[i] = T(k(rng)) / T(8);
     out.push_back(std::move(v));
   }
   return out;
@@ -177,15 +199,16 @@ template <Real T> std::vector<Matrix<T>> random_like(const std::vector<Matrix<T>
 
 template <Real T> T inner(const std::vector<Matrix<T>>& a, const std::vector<Matrix<T>>& b) {
   T s(0);
-  for (std::size_t k = 0; k < a.size(); ++k) s += a[k].cwiseProduct(b[k]).sum();
+  for (std::size_t k = 0; k < a.size(); ++k)
+    s += a[k].cwiseProduct(b[k]).sum();
   return s;
 }
 
 /// Forward mode: the graph on Dual<T> with every input seeded along a random v gives J'(x) v, which must
 /// equal <grad, v> from the tape, to engine_tolerance relative to sum |grad| |v|. No step size at all.
-template <Real T, class F>
-CheckReport dual_check(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
-                       const EngineGradient<T>& engine, int directions, std::uint64_t seed) {
+template <Real T, class F> CheckReport dual_check(F& f, const std::vector<Matrix<T>>& inputs,
+                                                  const std::vector<std::string>& names,
+                                                  const EngineGradient<T>& engine, int directions, std::uint64_t seed) {
   using std::abs;
   using D = Dual<T>;
   CheckReport report;
@@ -195,16 +218,19 @@ CheckReport dual_check(F& f, const std::vector<Matrix<T>>& inputs, const std::ve
     std::vector<Matrix<D>> seeded;
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       Matrix<D> m(inputs[k].rows(), inputs[k].cols());
-      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = D(inputs[k].data()[i], v[k].data()[i]);
+      for (Eigen::Index i = 0; i < m.size(); ++i)
+        m.data()[i] = D(inputs[k].data()[i], v[k].data()[i]);
       seeded.push_back(std::move(m));
     }
     Tape<D> tape;
     const T forward = record_graph(tape, f, seeded, names).value()(0, 0).eps;
     const T reverse = inner(engine.grads, v);
     std::vector<Matrix<T>> abs_grads;
-    for (const Matrix<T>& g : engine.grads) abs_grads.push_back(g.cwiseAbs());
+    for (const Matrix<T>& g : engine.grads)
+      abs_grads.push_back(g.cwiseAbs());
     std::vector<Matrix<T>> abs_v;
-    for (const Matrix<T>& m : v) abs_v.push_back(m.cwiseAbs());
+    for (const Matrix<T>& m : v)
+      abs_v.push_back(m.cwiseAbs());
     const T scale = inner(abs_grads, abs_v);
     const T err = abs(forward - reverse);
     const T tol = engine_tolerance<T>();
@@ -238,7 +264,8 @@ template <Real T> CheckReport node_check(const Tape<T>& tape, std::uint64_t seed
     const auto& node = tape.node(i);
     if (!node.replay) continue; // an input
     std::vector<Matrix<T>> parents;
-    for (std::size_t p : node.parents) parents.push_back(tape.node(p).value);
+    for (std::size_t p : node.parents)
+      parents.push_back(tape.node(p).value);
     Matrix<T> W = random_like(std::vector<Matrix<T>>{node.value}, rng)[0];
     for (Eigen::Index e = 0; e < W.size(); ++e)
       if (!is_finite(node.value.data()[e])) W.data()[e] = T(0); // a -inf entry (mask) carries no gradient
@@ -246,7 +273,8 @@ template <Real T> CheckReport node_check(const Tape<T>& tape, std::uint64_t seed
     const auto J = [&](const std::vector<Matrix<T>>& x) -> T {
       Tape<T> scratch;
       std::vector<Var<T>> vars;
-      for (const Matrix<T>& m : x) vars.push_back(scratch.input(m));
+      for (const Matrix<T>& m : x)
+        vars.push_back(scratch.input(m));
       const Matrix<T>& y = node.replay(vars).value();
       T s(0);
       for (Eigen::Index e = 0; e < y.size(); ++e)
@@ -255,7 +283,8 @@ template <Real T> CheckReport node_check(const Tape<T>& tape, std::uint64_t seed
     };
     Tape<T> scratch;
     std::vector<Var<T>> vars;
-    for (const Matrix<T>& m : parents) vars.push_back(scratch.input(m));
+    for (const Matrix<T>& m : parents)
+      vars.push_back(scratch.input(m));
     const Var<T> out = node.replay(vars);
     scratch.backward(out, W);
     for (std::size_t k = 0; k < parents.size(); ++k) {
@@ -281,21 +310,24 @@ struct CheckOptions {
 /// per-coordinate check: an error orthogonal to every v drawn goes unseen.
 template <Real T, Real R, class F>
 CheckReport directional_check(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
-                              const EngineGradient<T>& engine, const CheckOptions& opt) {
+                              const EngineGradient<T>& engine, const CheckOptions& opt, const R& threshold) {
   using std::abs;
   CheckReport report;
   std::mt19937_64 rng(opt.seed);
   std::vector<Matrix<R>> x;
-  for (const Matrix<T>& m : inputs) x.push_back(convert<R>(m));
+  for (const Matrix<T>& m : inputs)
+    x.push_back(convert<R>(m));
   for (int d = 0; d < opt.directions; ++d) {
     std::vector<Matrix<T>> v = random_like(inputs, rng);
     for (std::size_t k = 0; k < v.size(); ++k)
       if (!opt.wrt.empty() && std::find(opt.wrt.begin(), opt.wrt.end(), k) == opt.wrt.end()) v[k].setZero();
     std::vector<Matrix<R>> vr;
-    for (const Matrix<T>& m : v) vr.push_back(convert<R>(m));
+    for (const Matrix<T>& m : v)
+      vr.push_back(convert<R>(m));
     const auto along = [&](const std::vector<Matrix<R>>& t) -> R {
       std::vector<Matrix<R>> moved = x;
-      for (std::size_t k = 0; k < moved.size(); ++k) moved[k] += t[0](0, 0) * vr[k];
+      for (std::size_t k = 0; k < moved.size(); ++k)
+        moved[k] += t[0](0, 0) * vr[k];
       Tape<R> tape;
       return record_graph(tape, f, moved, names).value()(0, 0);
     };
@@ -303,10 +335,10 @@ CheckReport directional_check(F& f, const std::vector<Matrix<T>>& inputs, const 
         central_difference<R>(along, std::vector<Matrix<R>>{Matrix<R>::Zero(1, 1)}, 0, Stencil::sixth_order);
     Matrix<T> analytic(1, 1);
     analytic(0, 0) = inner(engine.grads, v);
-    CheckResult r = compare<R, T>("directional finite differences", "direction " + std::to_string(d + 1) + " of " +
-                                                                        std::to_string(opt.directions),
-                                  analytic, numeric, fd_threshold<T, R>(),
-                                  "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3));
+    CheckResult r =
+        compare<R, T>("directional finite differences",
+                      "direction " + std::to_string(d + 1) + " of " + std::to_string(opt.directions), analytic, numeric,
+                      threshold, "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3));
     r.note = "weaker: one random projection <grad, v>, not every coordinate; seed " + std::to_string(opt.seed);
     report.checks.push_back(std::move(r));
   }
@@ -344,21 +376,24 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
         report.checks.push_back(compare<T, T>("tape vs " + other.name, name_of(k), engine.grads[k], other.grads[k],
                                               engine_tolerance<T>(), "none"));
 
+  // Everything about T is settled before R's precision takes effect: when both are MPFR, epsilon<T>() and
+  // T's name would otherwise follow R's digits.
+  const T engine_tol = engine_tolerance<T>();
+  const std::string engine_name = precision_name<T>();
+  const std::size_t first_reference_check = report.checks.size();
   std::optional<MpfrDigits> digits;
   if constexpr (runtime_precision<R>)
     if (opt.reference_digits > 0) digits.emplace(opt.reference_digits);
-  if (opt.directional) {
-    report.append(directional_check<T, R>(f, inputs, names, engine, opt));
-    return report;
-  }
+  const R threshold = fd_threshold<T, R>(engine_tol);
+  if (opt.directional) report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold));
   std::vector<Matrix<R>> x;
-  for (const Matrix<T>& m : inputs) x.push_back(convert<R>(m));
-  const R threshold = fd_threshold<T, R>();
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
+  for (const Matrix<T>& m : inputs)
+    x.push_back(convert<R>(m));
+  for (std::size_t k = 0; k < inputs.size() && !opt.directional; ++k) {
     if (!chosen(k)) continue;
     const Reference<R> ref = fd_reference(f, x, names, k);
-    report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson,
-                                          ref.sixth, threshold, ref.step));
+    report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson, ref.sixth,
+                                          threshold, ref.step));
     report.checks.push_back(
         compare<R, T>("tape vs finite differences", name_of(k), engine.grads[k], ref.sixth, threshold, ref.step));
     for (const OtherGradient<T>& other : others)
@@ -366,6 +401,8 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
         report.checks.push_back(compare<R, T>(other.name + " vs finite differences", name_of(k), other.grads[k],
                                               ref.sixth, threshold, ref.step));
   }
+  for (std::size_t i = first_reference_check; i < report.checks.size(); ++i)
+    report.checks[i].engine_precision = engine_name; // all part of this engine's run
   return report;
 }
 

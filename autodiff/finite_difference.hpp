@@ -19,9 +19,7 @@ enum class Stencil {
   sixth_order,  ///< (-f(x-3h) + 9f(x-2h) - 45f(x-h) + 45f(x+h) - 9f(x+2h) + f(x+3h)) / 60h
 };
 
-constexpr int stencil_order(Stencil s) {
-  return s == Stencil::second_order ? 2 : s == Stencil::richardson ? 4 : 6;
-}
+constexpr int stencil_order(Stencil s) { return s == Stencil::second_order ? 2 : s == Stencil::richardson ? 4 : 6; }
 
 /// The step that balances truncation and rounding for this stencil in T, at |x| <= 1.
 template <Real T> T default_step(Stencil s) {
@@ -46,9 +44,8 @@ template <Real T> T step_at(const T& x, Stencil s, const T& factor = T(1)) {
 /// d f / d inputs[k] by central differences, coordinate by coordinate. `f` takes the inputs (all of them,
 /// with input k's one coordinate moved) and returns a T. The step is step_at(x, s, factor). A coordinate
 /// that is not finite (a -inf score) is a constant, not a variable: its derivative is reported as 0.
-template <Real T, class F>
-Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k, Stencil s = Stencil::sixth_order,
-                             const T& factor = T(1)) {
+template <Real T, class F> Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k,
+                                                        Stencil s = Stencil::sixth_order, const T& factor = T(1)) {
   Matrix<T>& x = inputs.at(k);
   Matrix<T> g(x.rows(), x.cols());
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
@@ -71,7 +68,8 @@ Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k
         const T d_half = (at(half) - at(-half)) / h;
         g(i, j) = (T(4) * d_half - d_h) / T(3);
       } else {
-        g(i, j) = (T(45) * (at(T(1)) - at(T(-1))) - T(9) * (at(T(2)) - at(T(-2))) + (at(T(3)) - at(T(-3)))) / (T(60) * h);
+        g(i, j) =
+            (T(45) * (at(T(1)) - at(T(-1))) - T(9) * (at(T(2)) - at(T(-2))) + (at(T(3)) - at(T(-3)))) / (T(60) * h);
       }
       x(i, j) = x0;
     }

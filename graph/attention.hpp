@@ -28,8 +28,7 @@ template <Real T> AttentionNodes<T> attend(const Var<T>& Q, const Var<T>& K, con
 }
 
 /// Records attention from X, Wq, Wk, Wv already on a tape.
-template <Real T>
-AttentionNodes<T> attention(const Var<T>& X, const Var<T>& Wq, const Var<T>& Wk, const Var<T>& Wv) {
+template <Real T> AttentionNodes<T> attention(const Var<T>& X, const Var<T>& Wq, const Var<T>& Wk, const Var<T>& Wv) {
   AttentionNodes<T> n = attend(matmul(X, Wq, "Q"), matmul(X, Wk, "K"), matmul(X, Wv, "V"));
   n.X = X;
   n.Wq = Wq;

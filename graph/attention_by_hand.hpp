@@ -18,9 +18,8 @@ template <Real T> struct AttentionByHand {
 };
 
 /// From Q, K, V (each perturbed alone by a local check) and the probe's G.
-template <Real T>
-AttentionByHand<T> attention_local_by_hand(const Matrix<T>& Q, const Matrix<T>& K, const Matrix<T>& V,
-                                           const Matrix<T>& G) {
+template <Real T> AttentionByHand<T> attention_local_by_hand(const Matrix<T>& Q, const Matrix<T>& K, const Matrix<T>& V,
+                                                             const Matrix<T>& G) {
   using std::exp;
   using std::sqrt;
   const Eigen::Index n = Q.rows(), d = Q.cols(), r = V.cols(); // n positions ("T" in the chapter)
@@ -36,7 +35,8 @@ AttentionByHand<T> attention_local_by_hand(const Matrix<T>& Q, const Matrix<T>& 
   for (Eigen::Index i = 0; i < n; ++i)
     for (Eigen::Index j = 0; j < n; ++j) {
       T s(0);
-      for (Eigen::Index a = 0; a < d; ++a) s += Q(i, a) * K(j, a);
+      for (Eigen::Index a = 0; a < d; ++a)
+        s += Q(i, a) * K(j, a);
       h.S(i, j) = s * inv_sqrt_d;
     }
   // A[i][j] = exp(S[i][j] - max_k S[i][k]) / sum_k exp(S[i][k] - max_k S[i][k])
@@ -46,17 +46,21 @@ AttentionByHand<T> attention_local_by_hand(const Matrix<T>& Q, const Matrix<T>& 
     for (Eigen::Index k = 1; k < n; ++k)
       if (h.S(i, k) > mx) mx = h.S(i, k);
     T z(0);
-    for (Eigen::Index k = 0; k < n; ++k) z += exp(h.S(i, k) - mx);
-    for (Eigen::Index j = 0; j < n; ++j) h.A(i, j) = exp(h.S(i, j) - mx) / z;
+    for (Eigen::Index k = 0; k < n; ++k)
+      z += exp(h.S(i, k) - mx);
+    for (Eigen::Index j = 0; j < n; ++j)
+      h.A(i, j) = exp(h.S(i, j) - mx) / z;
   }
   // O[i][l] = sum_j A[i][j] V[j][l]
   h.O = Matrix<T>::Zero(n, r);
   for (Eigen::Index i = 0; i < n; ++i)
     for (Eigen::Index l = 0; l < r; ++l)
-      for (Eigen::Index j = 0; j < n; ++j) h.O(i, l) += h.A(i, j) * V(j, l);
+      for (Eigen::Index j = 0; j < n; ++j)
+        h.O(i, l) += h.A(i, j) * V(j, l);
   // J = sum_{i,l} O[i][l] G[i][l]
   for (Eigen::Index i = 0; i < n; ++i)
-    for (Eigen::Index l = 0; l < r; ++l) h.J += h.O(i, l) * G(i, l);
+    for (Eigen::Index l = 0; l < r; ++l)
+      h.J += h.O(i, l) * G(i, l);
 
   // ---- backward ----
   // forward was: J = sum_{i,l} O[i][l] G[i][l]; so dO[i][l] = G[i][l]
@@ -76,8 +80,10 @@ AttentionByHand<T> attention_local_by_hand(const Matrix<T>& Q, const Matrix<T>& 
   h.dS = Matrix<T>::Zero(n, n);
   for (Eigen::Index i = 0; i < n; ++i) {
     T dot(0);
-    for (Eigen::Index k = 0; k < n; ++k) dot += h.A(i, k) * h.dA(i, k);
-    for (Eigen::Index j = 0; j < n; ++j) h.dS(i, j) = h.A(i, j) * (h.dA(i, j) - dot);
+    for (Eigen::Index k = 0; k < n; ++k)
+      dot += h.A(i, k) * h.dA(i, k);
+    for (Eigen::Index j = 0; j < n; ++j)
+      h.dS(i, j) = h.A(i, j) * (h.dA(i, j) - dot);
   }
   // forward was: S[i][j] = sum_a Q[i][a] K[j][a] / sqrt(d); so
   //   dQ[i][a] = sum_j dS[i][j] K[j][a] / sqrt(d)     (dQ = dS K / sqrt(d))
@@ -94,16 +100,16 @@ AttentionByHand<T> attention_local_by_hand(const Matrix<T>& Q, const Matrix<T>& 
 }
 
 /// From X and the projections: Q = X Wq, K = X Wk, V = X Wv, then the local attention above.
-template <Real T>
-AttentionByHand<T> attention_by_hand(const Matrix<T>& X, const Matrix<T>& Wq, const Matrix<T>& Wk, const Matrix<T>& Wv,
-                                     const Matrix<T>& G) {
+template <Real T> AttentionByHand<T> attention_by_hand(const Matrix<T>& X, const Matrix<T>& Wq, const Matrix<T>& Wk,
+                                                       const Matrix<T>& Wv, const Matrix<T>& G) {
   const Eigen::Index n = X.rows(), D = X.cols();
   // forward: P[i][c] = sum_b X[i][b] W[b][c] for each projection
   const auto project = [&](const Matrix<T>& W) {
     Matrix<T> P = Matrix<T>::Zero(n, W.cols());
     for (Eigen::Index i = 0; i < n; ++i)
       for (Eigen::Index c = 0; c < W.cols(); ++c)
-        for (Eigen::Index b = 0; b < D; ++b) P(i, c) += X(i, b) * W(b, c);
+        for (Eigen::Index b = 0; b < D; ++b)
+          P(i, c) += X(i, b) * W(b, c);
     return P;
   };
   AttentionByHand<T> h = attention_local_by_hand(project(Wq), project(Wk), project(Wv), G);

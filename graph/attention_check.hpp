@@ -37,7 +37,8 @@ template <Real T> AttentionInputs<T> random_attention(std::uint64_t seed, int n,
   std::uniform_int_distribution<int> k(-16, 16);
   const auto make = [&](int rows, int cols) {
     Matrix<T> m(rows, cols);
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = T(k(rng)) / T(32);
+    for (Eigen::Index i = 0; i < m.size(); ++i)
+      m.data()[i] = T(k(rng)) / T(32);
     return m;
   };
   AttentionInputs<T> in;

@@ -44,15 +44,16 @@ struct BrokenGraph {
 
 int count_failed(const CheckReport& r, const std::string& name) {
   int n = 0;
-  for (const CheckResult& c : r.checks) n += !c.passed && c.name.starts_with(name);
+  for (const CheckResult& c : r.checks)
+    n += !c.passed && c.name.starts_with(name);
   return n;
 }
 
 void print(const CheckReport& r) {
   for (const CheckResult& c : r.checks)
-    MESSAGE((c.passed ? "pass " : "FAIL ") << c.name << " | " << c.input << ": max rel " << c.max_rel_error
-                                           << " threshold " << c.threshold << " at (" << c.worst_row << ", "
-                                           << c.worst_col << ")");
+    MESSAGE((c.passed ? "pass " : "FAIL ")
+            << c.name << " | " << c.input << ": max rel " << c.max_rel_error << " threshold " << c.threshold << " at ("
+            << c.worst_row << ", " << c.worst_col << ")");
 }
 
 } // namespace
@@ -61,7 +62,8 @@ TEST_CASE("a graph that is not attention passes every check, double against 50 d
   test::RandomMatrices random(101);
   CheckOptions opt;
   opt.reference_digits = 50;
-  const CheckReport r = check_gradient<double, mpfr_real>(SoftplusGraph{}, softplus_inputs(random), softplus_names, opt);
+  const CheckReport r =
+      check_gradient<double, mpfr_real>(SoftplusGraph{}, softplus_inputs(random), softplus_names, opt);
   print(r);
   CHECK(r.passed());
   CHECK(count_failed(r, "") == 0);
@@ -125,7 +127,8 @@ TEST_CASE("directional mode: passes correct gradients, catches the broken VJP, a
   opt.reference_digits = 50;
   opt.directional = true;
   opt.directions = 4;
-  const CheckReport good = check_gradient<double, mpfr_real>(SoftplusGraph{}, softplus_inputs(random), softplus_names, opt);
+  const CheckReport good =
+      check_gradient<double, mpfr_real>(SoftplusGraph{}, softplus_inputs(random), softplus_names, opt);
   print(good);
   CHECK(good.passed());
   int directional = 0;
@@ -137,7 +140,8 @@ TEST_CASE("directional mode: passes correct gradients, catches the broken VJP, a
   CHECK(directional == 4);
   CHECK(count_failed(good, "tape vs finite differences") == 0);
 
-  const std::vector<Matrix<double>> x = {random.make<double>(2, 3), random.make<double>(3, 2), random.make<double>(2, 2)};
+  const std::vector<Matrix<double>> x = {random.make<double>(2, 3), random.make<double>(3, 2),
+                                         random.make<double>(2, 2)};
   const CheckReport bad = check_gradient<double, mpfr_real>(BrokenGraph{}, x, {"A", "B", "D"}, opt);
   CHECK(count_failed(bad, "directional finite differences") == 4);
 }

@@ -10,9 +10,8 @@ using namespace tapegrad;
 namespace {
 
 /// Runs the attention checks, prints every result, and asserts each passed and stayed within `target`.
-template <Real T, Real R>
-void expect_attention_passes(const std::string& name, const AttentionInputs<T>& in, unsigned reference_digits,
-                             const R& target) {
+template <Real T, Real R> void expect_attention_passes(const std::string& name, const AttentionInputs<T>& in,
+                                                       unsigned reference_digits, const R& target) {
   CheckOptions opt;
   opt.seed = 20261129;
   opt.reference_digits = reference_digits;
@@ -56,13 +55,13 @@ TEST_CASE("double against 50 digits: chapter examples and seeded 8x8x8x8 cases, 
 TEST_CASE("50 digits against 100: examples and a seeded asymmetric case, <= 1e-40") {
   const mpfr_real target = mpfr_real(1) / pow(mpfr_real(10), 40);
   expect_attention_passes<float50, mpfr_real>("example 1", chapter::example1<float50>(), 100, target);
-  expect_attention_passes<float50, mpfr_real>("random 3 (5, 4, 3, 2)", random_attention<float50>(3, 5, 4, 3, 2),
-                                              100, target);
+  expect_attention_passes<float50, mpfr_real>("random 3 (5, 4, 3, 2)", random_attention<float50>(3, 5, 4, 3, 2), 100,
+                                              target);
 }
 
 TEST_CASE("100 digits against 200-digit MPFR, <= 1e-85") {
   const mpfr_real target = mpfr_real(1) / pow(mpfr_real(10), 85);
   expect_attention_passes<float100, mpfr_real>("example 1", chapter::example1<float100>(), 200, target);
-  expect_attention_passes<float100, mpfr_real>("random 4 (4, 3, 3, 2)", random_attention<float100>(4, 4, 3, 3, 2),
-                                               200, target);
+  expect_attention_passes<float100, mpfr_real>("random 4 (4, 3, 3, 2)", random_attention<float100>(4, 4, 3, 3, 2), 200,
+                                               target);
 }
