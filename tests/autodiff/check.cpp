@@ -70,6 +70,19 @@ TEST_CASE("a graph that is not attention passes every check, double against 50 d
   CHECK(r.checks.size() >= 8 + 3 + 10); // FD + reference per input, 3 dual directions, per-node
 }
 
+TEST_CASE("the same graph, 50 digits against a 100-digit reference, passes to 1e-40") {
+  test::RandomMatrices random(102);
+  std::vector<Matrix<float50>> x;
+  for (const Matrix<double>& m : softplus_inputs(random)) x.push_back(m.cast<float50>());
+  CheckOptions opt;
+  opt.reference_digits = 100;
+  const CheckReport r = check_gradient<float50, mpfr_real>(SoftplusGraph{}, x, softplus_names, opt);
+  print(r);
+  CHECK(r.passed());
+  MpfrDigits digits(100);
+  CHECK(fd_threshold<float50, mpfr_real>() <= mpfr_real(1) / pow(mpfr_real(10), 40));
+}
+
 TEST_CASE("a gradient off by 1e-9 relative in one coordinate fails, though PyTorch's gradcheck would accept it") {
   test::RandomMatrices random(103);
   const std::vector<Matrix<double>> x = softplus_inputs(random);

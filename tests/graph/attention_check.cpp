@@ -57,11 +57,15 @@ TEST_CASE("50 digits against 100: examples and a seeded asymmetric case, <= 1e-4
   expect_attention_passes<float50, mpfr_real>("example 1", chapter::example1<float50>(), 100, target);
   expect_attention_passes<float50, mpfr_real>("random 3 (5, 4, 3, 2)", random_attention<float50>(3, 5, 4, 3, 2), 100,
                                               target);
+  expect_attention_passes<float50, mpfr_real>("random 5 (8, 8, 8, 8)", random_attention<float50>(5, 8, 8, 8, 8), 100,
+                                              target);
 }
 
 TEST_CASE("100 digits against 200-digit MPFR, <= 1e-85") {
   const mpfr_real target = mpfr_real(1) / pow(mpfr_real(10), 85);
   expect_attention_passes<float100, mpfr_real>("example 1", chapter::example1<float100>(), 200, target);
   expect_attention_passes<float100, mpfr_real>("random 4 (4, 3, 3, 2)", random_attention<float100>(4, 4, 3, 3, 2), 200,
+                                               target);
+  expect_attention_passes<float100, mpfr_real>("random 6 (8, 8, 8, 8)", random_attention<float100>(6, 8, 8, 8, 8), 200,
                                                target);
 }
