@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace tapegrad::app {
 
@@ -14,6 +15,8 @@ int run_default(std::ostream& out);
 
 /// `tapegrad check`.
 struct CheckCommand {
+  std::string file; ///< a graph file, or empty for the built-in attention cases
+  std::vector<std::string> inputs;
   std::string precision, reference, size = "4,3,3,2", format = "text";
   std::uint64_t seed = 1;
   bool directional = false;
@@ -21,5 +24,21 @@ struct CheckCommand {
 };
 CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd);
 int run_check_command(const CheckCommand& cmd, std::ostream& out);
+
+/// `tapegrad grad FILE`.
+struct GradCommand {
+  std::string file, precision = "double", format = "text";
+  bool all_nodes = false;
+};
+CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd);
+int run_grad_command(const GradCommand& cmd, std::ostream& out);
+
+/// `tapegrad dot FILE`.
+struct DotCommand {
+  std::string file, precision = "double";
+  bool values = false, grads = false, check = false;
+};
+CLI::App* add_dot_command(CLI::App& cli, DotCommand& cmd);
+int run_dot_command(const DotCommand& cmd, std::ostream& out);
 
 } // namespace tapegrad::app

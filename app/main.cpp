@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tapegrad::app::CheckCommand check;
   CLI::App* check_cmd = tapegrad::app::add_check_command(cli, check);
+  tapegrad::app::GradCommand grad;
+  CLI::App* grad_cmd = tapegrad::app::add_grad_command(cli, grad);
+  tapegrad::app::DotCommand dot;
+  CLI::App* dot_cmd = tapegrad::app::add_dot_command(cli, dot);
 
   try {
     cli.parse(argc, argv);
@@ -42,6 +46,8 @@ int main(int argc, char** argv) {
   spdlog::set_level(levels.at(level));
   try {
     if (check_cmd->parsed()) return tapegrad::app::run_check_command(check, std::cout);
+    if (grad_cmd->parsed()) return tapegrad::app::run_grad_command(grad, std::cout);
+    if (dot_cmd->parsed()) return tapegrad::app::run_dot_command(dot, std::cout);
     return tapegrad::app::run_default(std::cout);
   } catch (const tapegrad::Error& e) {
     std::cerr << "tapegrad: error: " << e.what() << "\n";

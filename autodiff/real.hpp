@@ -74,8 +74,8 @@ template <Real T> T epsilon() { return std::numeric_limits<T>::epsilon(); }
 
 /// Significant decimal digits that T carries (run-time for mpfr_real).
 template <Real T> int digits10() {
-  if constexpr (runtime_precision<T>)
-    return static_cast<int>(T::default_precision());
+  if constexpr (runtime_precision<T>) // MPFR, or Dual of it
+    return static_cast<int>(mpfr_real::default_precision());
   else
     return static_cast<int>(std::numeric_limits<T>::digits10);
 }
@@ -98,6 +98,29 @@ template <Real T> std::string scalar_name() {
     return "mpfr<" + std::to_string(digits10<T>()) + ">";
   else
     return "scalar with " + std::to_string(digits10<T>()) + " digits";
+}
+
+/// Significant decimal digits that identify every value of T (round trip): float 9, double 17, long double
+/// 21 (x86-64), float128 36, cpp_bin_float<50> 53; for MPFR, from the precision in bits.
+template <Real T> int max_digits10() {
+  if constexpr (runtime_precision<T>) {
+    using std::ceil;
+    const long bits = static_cast<long>(mpfr_get_prec(mpfr_real(0).backend().data())); // MPFR, or Dual of it
+    return static_cast<int>(std::ceil(static_cast<double>(bits) * 0.30102999566398120)) + 1;
+  } else {
+    return std::numeric_limits<T>::max_digits10;
+  }
+}
+
+/// x as a decimal that reads back to the same value (max_digits10 significant digits), with the graph
+/// format's spellings for the special values: "inf", "-inf", "nan".
+template <Real T> std::string to_decimal(const T& x) {
+  if (is_nan(x)) return "nan";
+  if (!is_finite(x)) return x > T(0) ? "inf" : "-inf";
+  std::ostringstream out;
+  out.precision(max_digits10<T>());
+  out << x;
+  return out.str();
 }
 
 /// x written with `digits` significant digits (all of T's digits when 0).

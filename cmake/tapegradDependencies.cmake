@@ -17,6 +17,11 @@ if(NOT Boost_FOUND OR NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/multiprecision/mpf
   tapegrad_missing("Boost >= 1.74 (Multiprecision, Math)" libboost-dev)
 endif()
 
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT nlohmann_json_FOUND)
+  tapegrad_missing("nlohmann-json (graph files)" nlohmann-json3-dev)
+endif()
+
 find_path(TAPEGRAD_MPFR_INCLUDE_DIR mpfr.h)
 find_library(TAPEGRAD_MPFR_LIBRARY mpfr)
 if(NOT TAPEGRAD_MPFR_INCLUDE_DIR OR NOT TAPEGRAD_MPFR_LIBRARY)

@@ -1,2 +1,0 @@
-#include "check_run.tpp"
-template tapegrad::CheckReport tapegrad::app::run_check<tapegrad::float50>(const CheckArgs&, unsigned);

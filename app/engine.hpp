@@ -1,0 +1,44 @@
+#pragma once
+// What each subcommand does in the engine precision T. Defined in engine.tpp, compiled once per T in
+// engine_<type>.cpp; the subcommand files parse options, pick T at run time and print.
+#include <tapegrad/autodiff/check.hpp>
+#include <tapegrad/graph/graph_file.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tapegrad::app {
+
+struct CheckArgs {
+  std::uint64_t seed = 1;
+  std::array<int, 4> size{4, 3, 3, 2}; ///< T, D, d, r of the random case
+  bool directional = false;
+  int directions = 3;
+};
+
+/// The chapter's examples 1 and 2 and a seeded random asymmetric case, engine T against an MPFR
+/// reference of `reference_digits` digits: three ways, dual numbers, per node, saturation guard.
+template <Real T> CheckReport run_check(const CheckArgs& args, unsigned reference_digits);
+
+/// The checks of a graph file's graph w.r.t. the inputs named in `wrt` (all when empty).
+template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt,
+                                             const CheckArgs& args, unsigned reference_digits);
+
+struct GradArgs {
+  std::string precision; ///< as given, for the report
+  std::string format = "text";
+  bool all_nodes = false;
+};
+/// `tapegrad grad`: the whole output, built before anything is printed.
+template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& args);
+
+struct DotArgs {
+  bool values = false, grads = false, check = false;
+  std::uint64_t seed = 1;
+};
+/// `tapegrad dot`: Graphviz DOT of the recorded tape.
+template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args);
+
+} // namespace tapegrad::app

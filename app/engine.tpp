@@ -1,0 +1,158 @@
+#pragma once
+// Definitions of the engine-precision work; included once per engine type by engine_<type>.cpp.
+#include "engine.hpp"
+
+#include <tapegrad/autodiff/print.hpp>
+#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/chapter.hpp>
+#include <tapegrad/graph/graph_build.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace tapegrad::app {
+
+template <Real T> CheckReport run_check(const CheckArgs& args, unsigned reference_digits) {
+  CheckOptions opt;
+  opt.seed = args.seed;
+  opt.directional = args.directional;
+  opt.directions = args.directions;
+  opt.reference_digits = reference_digits;
+  const auto& [n, D, d, r] = args.size;
+  const std::string random_name = "random asymmetric case (seed " + std::to_string(args.seed) + ", T,D,d,r = " +
+                                  std::to_string(n) + "," + std::to_string(D) + "," + std::to_string(d) + "," +
+                                  std::to_string(r) + ")";
+  CheckReport report;
+  report.append(check_attention<T, mpfr_real>("example 1", chapter::example1<T>(), opt));
+  report.append(check_attention<T, mpfr_real>("example 2 (identical keys)", chapter::example2<T>(), opt));
+  report.append(check_attention<T, mpfr_real>(random_name, random_attention<T>(args.seed, n, D, d, r), opt));
+  return report;
+}
+
+template <Real T>
+CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt, const CheckArgs& args,
+                           unsigned reference_digits) {
+  const FileGraph<T> graph(spec);
+  CheckOptions opt;
+  opt.seed = args.seed;
+  opt.directional = args.directional;
+  opt.directions = args.directions;
+  opt.reference_digits = reference_digits;
+  for (const std::string& name : wrt) {
+    const auto at = std::find(graph.names().begin(), graph.names().end(), name);
+    if (at == graph.names().end())
+      throw UsageError("--inputs: '" + name + "' is not an input of " + spec.file);
+    opt.wrt.push_back(static_cast<std::size_t>(at - graph.names().begin()));
+  }
+  CheckReport report;
+  report.append(check_gradient<T, mpfr_real>(graph, graph.inputs(), graph.names(), opt), spec.file);
+  return report;
+}
+
+/// A matrix as the format writes it: a list of rows of decimal strings.
+template <Real T> nlohmann::ordered_json matrix_json(const Matrix<T>& m) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(to_decimal(m(i, j)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+/// Records the file's graph on `tape`: the Vars of inputs and nodes in file order.
+template <Real T> std::vector<Var<T>> record_file(Tape<T>& tape, const FileGraph<T>& graph) {
+  std::vector<Var<T>> in;
+  for (std::size_t k = 0; k < graph.inputs().size(); ++k) in.push_back(tape.input(graph.inputs()[k], graph.names()[k]));
+  return graph.record(tape, in);
+}
+
+template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& args) {
+  const FileGraph<T> graph(spec);
+  Tape<T> tape;
+  const std::vector<Var<T>> all = record_file(tape, graph);
+  const Var<T> out = graph.output_of(all);
+  tape.backward(out);
+  const std::size_t n_inputs = graph.inputs().size();
+
+  std::ostringstream text;
+  if (args.format == "json") {
+    nlohmann::ordered_json doc;
+    doc["precision"] = args.precision;
+    doc["output"] = spec.output;
+    doc["value"] = to_decimal(out.value()(0, 0));
+    nlohmann::ordered_json values = nlohmann::ordered_json::object(), grads = nlohmann::ordered_json::object(),
+                           node_grads = nlohmann::ordered_json::object();
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      values[all[k].label()] = matrix_json(all[k].value());
+      if (k < n_inputs) grads[all[k].label()] = matrix_json(all[k].grad());
+      else node_grads[all[k].label()] = matrix_json(all[k].grad());
+    }
+    doc["values"] = std::move(values);
+    doc["gradients"] = std::move(grads);
+    if (args.all_nodes) doc["node_gradients"] = std::move(node_grads);
+    text << doc.dump(2) << "\n";
+    return text.str();
+  }
+  text << "graph " << spec.file << (spec.description.empty() ? "" : ": " + spec.description) << "\n"
+       << "precision " << args.precision << " (" << scalar_name<T>() << ", " << max_digits10<T>()
+       << " significant digits shown)\n"
+       << spec.output << " = " << to_decimal(out.value()(0, 0)) << "\n\nvalues:\n";
+  for (const Var<T>& v : all) text << v.label() << " (" << shape_string(v.rows(), v.cols()) << ")\n" << format_matrix(v.value(), max_digits10<T>(), "  ");
+  text << "\ngradients d" << spec.output << "/d(input):\n";
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    if (k == n_inputs) {
+      if (!args.all_nodes) break;
+      text << "\ngradients d" << spec.output << "/d(node):\n";
+    }
+    text << "d" << all[k].label() << "\n" << format_matrix(all[k].grad(), max_digits10<T>(), "  ");
+  }
+  return text.str();
+}
+
+/// DOT string literal contents: quotes and backslashes escaped, line breaks as \n.
+inline std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') out += "\\l";
+    else out += c;
+  }
+  return out;
+}
+
+template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args) {
+  const FileGraph<T> graph(spec);
+  Tape<T> tape;
+  const std::vector<Var<T>> all = record_file(tape, graph);
+  tape.backward(graph.output_of(all));
+  std::map<std::size_t, bool> verdict; // node index -> every per-node check passed
+  if (args.check) {
+    const CheckReport r = node_check(tape, args.seed);
+    for (std::size_t i = 0; i < tape.size(); ++i) {
+      const std::string prefix = tape.node_name(i) + " <- ";
+      for (const CheckResult& c : r.checks)
+        if (c.input.rfind(prefix, 0) == 0) verdict[i] = (verdict.count(i) ? verdict[i] : true) && c.passed;
+    }
+  }
+  std::ostringstream out;
+  out << "digraph tapegrad {\n  node [shape=box, fontname=\"monospace\"];\n";
+  for (std::size_t i = 0; i < tape.size(); ++i) {
+    const auto& n = tape.node(i);
+    std::string label = tape.node_name(i) + "\n" + std::string(n.op) + " " + shape_string(n.value.rows(), n.value.cols());
+    if (args.values) label += "\nvalue\n" + format_matrix(n.value, 6);
+    if (args.grads) label += "\ngradient\n" + format_matrix(tape.grad(tape.var(i)), 6);
+    out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
+    if (n.op == "Input") out << ", style=filled, fillcolor=\"gray90\"";
+    else if (verdict.count(i)) out << ", style=filled, fillcolor=\"" << (verdict[i] ? "palegreen" : "lightcoral") << "\"";
+    out << "];\n";
+    for (std::size_t p : n.parents) out << "  n" << p << " -> n" << i << ";\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+} // namespace tapegrad::app
