@@ -22,9 +22,9 @@ template <Real T> CheckReport run_check(const CheckArgs& args, unsigned referenc
   opt.directions = args.directions;
   opt.reference_digits = reference_digits;
   const auto& [n, D, d, r] = args.size;
-  const std::string random_name = "random asymmetric case (seed " + std::to_string(args.seed) + ", T,D,d,r = " +
-                                  std::to_string(n) + "," + std::to_string(D) + "," + std::to_string(d) + "," +
-                                  std::to_string(r) + ")";
+  const std::string random_name = "random asymmetric case (seed " + std::to_string(args.seed) +
+                                  ", T,D,d,r = " + std::to_string(n) + "," + std::to_string(D) + "," +
+                                  std::to_string(d) + "," + std::to_string(r) + ")";
   CheckReport report;
   report.append(check_attention<T, mpfr_real>("example 1", chapter::example1<T>(), opt));
   report.append(check_attention<T, mpfr_real>("example 2 (identical keys)", chapter::example2<T>(), opt));
@@ -32,9 +32,8 @@ template <Real T> CheckReport run_check(const CheckArgs& args, unsigned referenc
   return report;
 }
 
-template <Real T>
-CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt, const CheckArgs& args,
-                           unsigned reference_digits) {
+template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt,
+                                             const CheckArgs& args, unsigned reference_digits) {
   const FileGraph<T> graph(spec);
   CheckOptions opt;
   opt.seed = args.seed;
@@ -43,8 +42,7 @@ CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>
   opt.reference_digits = reference_digits;
   for (const std::string& name : wrt) {
     const auto at = std::find(graph.names().begin(), graph.names().end(), name);
-    if (at == graph.names().end())
-      throw UsageError("--inputs: '" + name + "' is not an input of " + spec.file);
+    if (at == graph.names().end()) throw UsageError("--inputs: '" + name + "' is not an input of " + spec.file);
     opt.wrt.push_back(static_cast<std::size_t>(at - graph.names().begin()));
   }
   CheckReport report;
@@ -57,7 +55,8 @@ template <Real T> nlohmann::ordered_json matrix_json(const Matrix<T>& m) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (Eigen::Index i = 0; i < m.rows(); ++i) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();
-    for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(to_decimal(m(i, j)));
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      row.push_back(to_decimal(m(i, j)));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -66,7 +65,8 @@ template <Real T> nlohmann::ordered_json matrix_json(const Matrix<T>& m) {
 /// Records the file's graph on `tape`: the Vars of inputs and nodes in file order.
 template <Real T> std::vector<Var<T>> record_file(Tape<T>& tape, const FileGraph<T>& graph) {
   std::vector<Var<T>> in;
-  for (std::size_t k = 0; k < graph.inputs().size(); ++k) in.push_back(tape.input(graph.inputs()[k], graph.names()[k]));
+  for (std::size_t k = 0; k < graph.inputs().size(); ++k)
+    in.push_back(tape.input(graph.inputs()[k], graph.names()[k]));
   return graph.record(tape, in);
 }
 
@@ -88,8 +88,10 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
                            node_grads = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < all.size(); ++k) {
       values[all[k].label()] = matrix_json(all[k].value());
-      if (k < n_inputs) grads[all[k].label()] = matrix_json(all[k].grad());
-      else node_grads[all[k].label()] = matrix_json(all[k].grad());
+      if (k < n_inputs)
+        grads[all[k].label()] = matrix_json(all[k].grad());
+      else
+        node_grads[all[k].label()] = matrix_json(all[k].grad());
     }
     doc["values"] = std::move(values);
     doc["gradients"] = std::move(grads);
@@ -101,7 +103,9 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
        << "precision " << args.precision << " (" << scalar_name<T>() << ", " << max_digits10<T>()
        << " significant digits shown)\n"
        << spec.output << " = " << to_decimal(out.value()(0, 0)) << "\n\nvalues:\n";
-  for (const Var<T>& v : all) text << v.label() << " (" << shape_string(v.rows(), v.cols()) << ")\n" << format_matrix(v.value(), max_digits10<T>(), "  ");
+  for (const Var<T>& v : all)
+    text << v.label() << " (" << shape_string(v.rows(), v.cols()) << ")\n"
+         << format_matrix(v.value(), max_digits10<T>(), "  ");
   text << "\ngradients d" << spec.output << "/d(input):\n";
   for (std::size_t k = 0; k < all.size(); ++k) {
     if (k == n_inputs) {
@@ -118,8 +122,10 @@ inline std::string dot_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') out += "\\l";
-    else out += c;
+    if (c == '\n')
+      out += "\\l";
+    else
+      out += c;
   }
   return out;
 }
@@ -131,7 +137,15 @@ template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args
   tape.backward(graph.output_of(all));
   std::map<std::size_t, bool> verdict; // node index -> every per-node check passed
   if (args.check) {
-    const CheckReport r = node_check(tape, args.seed);
+    const T engine_tol = engine_tolerance<T>();
+    const unsigned digits = static_cast<unsigned>(std::max(50, 2 * digits10<T>()));
+    MpfrDigits scope(digits);
+    Tape<mpfr_real> reference;
+    std::vector<Var<mpfr_real>> in;
+    for (std::size_t k = 0; k < graph.inputs().size(); ++k)
+      in.push_back(reference.input(convert<mpfr_real>(graph.inputs()[k]), graph.names()[k]));
+    graph.record(reference, in);
+    const CheckReport r = node_check(tape, reference, args.seed, fd_threshold<T, mpfr_real>(engine_tol));
     for (std::size_t i = 0; i < tape.size(); ++i) {
       const std::string prefix = tape.node_name(i) + " <- ";
       for (const CheckResult& c : r.checks)
@@ -142,14 +156,18 @@ template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args
   out << "digraph tapegrad {\n  node [shape=box, fontname=\"monospace\"];\n";
   for (std::size_t i = 0; i < tape.size(); ++i) {
     const auto& n = tape.node(i);
-    std::string label = tape.node_name(i) + "\n" + std::string(n.op) + " " + shape_string(n.value.rows(), n.value.cols());
+    std::string label =
+        tape.node_name(i) + "\n" + std::string(n.op) + " " + shape_string(n.value.rows(), n.value.cols());
     if (args.values) label += "\nvalue\n" + format_matrix(n.value, 6);
     if (args.grads) label += "\ngradient\n" + format_matrix(tape.grad(tape.var(i)), 6);
     out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
-    if (n.op == "Input") out << ", style=filled, fillcolor=\"gray90\"";
-    else if (verdict.count(i)) out << ", style=filled, fillcolor=\"" << (verdict[i] ? "palegreen" : "lightcoral") << "\"";
+    if (n.op == "Input")
+      out << ", style=filled, fillcolor=\"gray90\"";
+    else if (verdict.count(i))
+      out << ", style=filled, fillcolor=\"" << (verdict[i] ? "palegreen" : "lightcoral") << "\"";
     out << "];\n";
-    for (std::size_t p : n.parents) out << "  n" << p << " -> n" << i << ";\n";
+    for (std::size_t p : n.parents)
+      out << "  n" << p << " -> n" << i << ";\n";
   }
   out << "}\n";
   return out.str();

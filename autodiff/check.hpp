@@ -254,46 +254,52 @@ template <Real T, class F> CheckReport dual_check(F& f, const std::vector<Matrix
   return report;
 }
 
-/// Per node: every recorded op's VJP alone, against sixth-order differences of that op alone in T, with a
-/// seeded random upstream gradient. Names the node whose VJP is wrong.
-template <Real T> CheckReport node_check(const Tape<T>& tape, std::uint64_t seed) {
+/// Per node: every recorded op's VJP alone, against sixth-order differences of that op alone, with a seeded
+/// random upstream gradient W; names the node whose VJP is wrong. The VJP is the engine's (T, from `tape`);
+/// the differences are taken in R with the same op replayed from `reference` (the same graph recorded on
+/// Tape<R>), at the T parent values converted exactly, so a steep op (log near 0) is resolved too.
+template <Real T, Real R>
+CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint64_t seed, const R& threshold) {
+  assert(tape.size() == reference.size());
   CheckReport report;
   std::mt19937_64 rng(seed);
-  const T tol = T(1000) * expected_stencil_error<T>(Stencil::sixth_order);
   for (std::size_t i = 0; i < tape.size(); ++i) {
     const auto& node = tape.node(i);
     if (!node.replay) continue; // an input
-    std::vector<Matrix<T>> parents;
-    for (std::size_t p : node.parents)
-      parents.push_back(tape.node(p).value);
+    assert(reference.node(i).op == node.op);
     Matrix<T> W = random_like(std::vector<Matrix<T>>{node.value}, rng)[0];
     for (Eigen::Index e = 0; e < W.size(); ++e)
       if (!is_finite(node.value.data()[e])) W.data()[e] = T(0); // a -inf entry (mask) carries no gradient
-    // J(parents) = sum over the finite entries of op(parents) .* W
-    const auto J = [&](const std::vector<Matrix<T>>& x) -> T {
-      Tape<T> scratch;
-      std::vector<Var<T>> vars;
-      for (const Matrix<T>& m : x)
-        vars.push_back(scratch.input(m));
-      const Matrix<T>& y = node.replay(vars).value();
-      T s(0);
-      for (Eigen::Index e = 0; e < y.size(); ++e)
-        if (W.data()[e] != T(0)) s += y.data()[e] * W.data()[e];
-      return s;
-    };
+    // The engine's VJP of this node alone.
+    std::vector<Matrix<T>> parents;
+    for (std::size_t p : node.parents)
+      parents.push_back(tape.node(p).value);
     Tape<T> scratch;
     std::vector<Var<T>> vars;
     for (const Matrix<T>& m : parents)
       vars.push_back(scratch.input(m));
-    const Var<T> out = node.replay(vars);
-    scratch.backward(out, W);
-    for (std::size_t k = 0; k < parents.size(); ++k) {
-      const Matrix<T> numeric = central_difference<T>(J, parents, k);
-      CheckResult r = compare<T, T>("per-node VJP", tape.node_name(i) + " <- " + tape.node_name(node.parents[k]),
-                                    scratch.grad(vars[k]), numeric, tol,
-                                    "h6 = " + to_string(default_step<T>(Stencil::sixth_order), 3));
-      report.checks.push_back(std::move(r));
-    }
+    scratch.backward(node.replay(vars), W);
+    // J(parents) = sum over the finite entries of op(parents) .* W, in R.
+    const Matrix<R> Wr = convert<R>(W);
+    const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
+      Tape<R> t;
+      std::vector<Var<R>> in;
+      for (const Matrix<R>& m : x)
+        in.push_back(t.input(m));
+      const Matrix<R>& y = reference.node(i).replay(in).value();
+      R s(0);
+      for (Eigen::Index e = 0; e < y.size(); ++e)
+        if (Wr.data()[e] != R(0)) s += y.data()[e] * Wr.data()[e];
+      return s;
+    };
+    std::vector<Matrix<R>> parents_r;
+    for (const Matrix<T>& m : parents)
+      parents_r.push_back(convert<R>(m));
+    for (std::size_t k = 0; k < parents.size(); ++k)
+      report.checks.push_back(compare<R, T>("per-node VJP",
+                                            tape.node_name(i) + " <- " + tape.node_name(node.parents[k]),
+                                            scratch.grad(vars[k]), central_difference<R>(J, parents_r, k), threshold,
+                                            "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3)));
   }
   return report;
 }
@@ -360,11 +366,8 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
                            const CheckOptions& opt = {}, const std::vector<OtherGradient<T>>& others = {}) {
   CheckReport report;
   const EngineGradient<T> engine = engine_gradient(f, inputs, names);
-  {
-    Tape<T> tape;
-    tape.backward(record_graph(tape, f, inputs, names));
-    report.append(node_check(tape, opt.seed));
-  }
+  Tape<T> tape; // for the per-node check
+  record_graph(tape, f, inputs, names);
   report.append(dual_check(f, inputs, names, engine, opt.directions, opt.seed));
   const auto chosen = [&](std::size_t k) {
     return opt.wrt.empty() || std::find(opt.wrt.begin(), opt.wrt.end(), k) != opt.wrt.end();
@@ -385,10 +388,15 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
   if constexpr (runtime_precision<R>)
     if (opt.reference_digits > 0) digits.emplace(opt.reference_digits);
   const R threshold = fd_threshold<T, R>(engine_tol);
-  if (opt.directional) report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold));
   std::vector<Matrix<R>> x;
   for (const Matrix<T>& m : inputs)
     x.push_back(convert<R>(m));
+  {
+    Tape<R> reference;
+    record_graph(reference, f, x, names);
+    report.append(node_check(tape, reference, opt.seed, threshold));
+  }
+  if (opt.directional) report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold));
   for (std::size_t k = 0; k < inputs.size() && !opt.directional; ++k) {
     if (!chosen(k)) continue;
     const Reference<R> ref = fd_reference(f, x, names, k);
