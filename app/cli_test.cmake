@@ -1,5 +1,6 @@
 # One ctest of the tapegrad program: runs it with ARGS and checks the exit code (RC) and, when given, that
-# stdout matches STDOUT and stderr matches STDERR. STDERR_LINES: the exact number of lines on stderr.
+# stdout matches STDOUT and stderr matches STDERR. STDERR_LINES: the exact number of lines on stderr;
+# STDOUT_EMPTY: nothing at all on stdout.
 # (ctest's PASS_REGULAR_EXPRESSION would ignore the exit code; this does not.)
 separate_arguments(args UNIX_COMMAND "${ARGS}")
 execute_process(COMMAND ${PROGRAM} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -14,6 +15,9 @@ if(DEFINED STDOUT AND NOT out MATCHES "${STDOUT}")
 endif()
 if(DEFINED STDERR AND NOT err MATCHES "${STDERR}")
   message(FATAL_ERROR "stderr does not match: ${STDERR}")
+endif()
+if(STDOUT_EMPTY AND NOT out STREQUAL "")
+  message(FATAL_ERROR "expected nothing on stdout")
 endif()
 if(DEFINED STDERR_LINES)
   string(REGEX MATCHALL "\n" newlines "${err}")

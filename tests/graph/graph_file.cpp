@@ -1,0 +1,170 @@
+// Graph files: exact decimals, every kind of bad input refused with the file, the node and the problem,
+// and the same graph from a file and from C++ bit-identical in every precision.
+#include "../support.hpp"
+
+#include <tapegrad/graph/graph_build.hpp>
+
+using namespace tapegrad;
+
+namespace {
+
+const std::string example1_file = TAPEGRAD_SOURCE_DIR "/examples/graphs/example1.json";
+
+/// Parses and records `text` in double: the first error's message, or "" when it is valid.
+std::string error_of(const std::string& text) {
+  try {
+    const FileGraph<double> g(parse_graph(text, "bad.json"));
+    Tape<double> tape;
+    std::vector<Var<double>> in;
+    for (std::size_t k = 0; k < g.inputs().size(); ++k)
+      in.push_back(tape.input(g.inputs()[k], g.names()[k]));
+    g.output_of(g.record(tape, in));
+    return "";
+  } catch (const GraphFileError& e) {
+    return e.what();
+  }
+}
+
+std::string graph(const std::string& inputs, const std::string& nodes, const std::string& output = "J") {
+  return R"({"inputs": )" + inputs + R"(, "nodes": )" + nodes + R"(, "output": ")" + output + R"("})";
+}
+const std::string X = R"({"X": [[1, 2], [3, 4]]})";
+
+} // namespace
+
+TEST_CASE("every kind of bad input is refused, naming the file, the node and the problem") {
+  struct Case {
+    const char* what;
+    std::string text, message;
+  };
+  const std::vector<Case> cases{
+      {"malformed JSON, with line and column", "{\"inputs\": {\n  \"X\": [[1, 2],\n}",
+       "bad.json: malformed JSON: parse error at line 3, column 1"},
+      {"not an object", "[1, 2]", "bad.json: a graph file is one JSON object, not an array"},
+      {"unknown key", R"({"inputs": {"X": [[1]]}, "nodes": [], "output": "X", "comment": 1})",
+       "bad.json: unknown key 'comment'"},
+      {"missing key", R"({"inputs": {"X": [[1]]}, "nodes": []})", "bad.json: missing key 'output'"},
+      {"duplicate key", R"({"inputs": {"X": [[1]]}, "nodes": [], "output": "X", "output": "X"})",
+       "bad.json: key 'output' appears twice"},
+      {"unknown op", graph(X, R"([{"name": "J", "op": "relu", "args": ["X"]}])"),
+       "bad.json: node 'J': unknown op 'relu'"},
+      {"wrong arity", graph(X, R"([{"name": "J", "op": "matmul", "args": ["X"]}])"),
+       "bad.json: node 'J' (matmul): takes 2 arguments, got 1"},
+      {"missing op field", graph(X, R"([{"name": "J", "op": "scale", "args": ["X"]}])"),
+       "bad.json: node 'J' (scale): needs \"factor\""},
+      {"extra op field", graph(X, R"([{"name": "J", "op": "sum", "args": ["X"], "factor": 2}])"),
+       "bad.json: node 'J' (sum): has \"factor\", which only scale takes"},
+      {"unknown node key", graph(X, R"([{"name": "J", "op": "sum", "args": ["X"], "colour": 2}])"),
+       "bad.json: node 0: unknown key 'colour'"},
+      {"offset not an integer", graph(X, R"([{"name": "J", "op": "causal_mask", "args": ["X"], "offset": 1.5}])"),
+       "bad.json: node 'J' (causal_mask): \"offset\" must be an integer"},
+      {"undefined name", graph(X, R"([{"name": "J", "op": "sum", "args": ["Y"]}])"),
+       "bad.json: node 'J' (sum): argument 'Y' is not an input or an earlier node"},
+      {"later name",
+       graph(X, R"([{"name": "A", "op": "sum", "args": ["J"]}, {"name": "J", "op": "sum", "args": ["X"]}])"),
+       "bad.json: node 'A' (sum): argument 'J' is not an input or an earlier node"},
+      {"duplicate name", graph(X, R"([{"name": "X", "op": "sum", "args": ["X"]}])", "X"),
+       "bad.json: node 'X' (sum): the name 'X' is already used"},
+      {"duplicate input", R"({"inputs": {"X": [[1]], "X": [[2]]}, "nodes": [], "output": "X"})",
+       "bad.json: inputs: input 'X' is defined twice"},
+      {"ragged matrix", graph(R"({"X": [[1, 2], [3]]})", "[]", "X"),
+       "bad.json: input 'X' row 1: ragged matrix: this row has 1 entries but row 0 has 2"},
+      {"empty matrix", graph(R"({"X": []})", "[]", "X"), "bad.json: input 'X': empty matrix (no rows)"},
+      {"empty row", graph(R"({"X": [[]]})", "[]", "X"), "bad.json: input 'X' row 0: empty row"},
+      {"non-numeric entry", graph(R"({"X": [[1, "two"]]})", "[]", "X"),
+       "bad.json: input 'X' entry (0, 1): 'two' is not a decimal number, inf, -inf or nan"},
+      {"boolean entry", graph(R"({"X": [[1, true]]})", "[]", "X"),
+       "bad.json: input 'X' entry (0, 1): an entry is a number or a decimal string, not a boolean"},
+      {"NaN input", graph(R"({"X": [["nan", 1]]})", "[]", "X"), "bad.json: input 'X' entry (0, 0): NaN input"},
+      {"shape mismatch",
+       graph(R"({"X": [[1, 2, 3]], "Y": [[1, 2]]})", R"([{"name": "J", "op": "matmul", "args": ["X", "Y"]}])"),
+       "bad.json: node 'J' (matmul): matmul(X, Y): X is 1x3 but Y is 1x2; columns of the left must equal rows of the "
+       "right"},
+      {"non-1x1 output", graph(X, R"([{"name": "J", "op": "exp", "args": ["X"]}])"),
+       "bad.json: output: 'J' is 2x2; the output must be 1x1"},
+      {"log of a non-positive entry",
+       graph(R"({"X": [[1, "0.5"], ["-0.25", 2]]})",
+             R"([{"name": "L", "op": "log", "args": ["X"]}, {"name": "J", "op": "sum", "args": ["L"]}])"),
+       "bad.json: node 'L' (log): entry (1, 0) of 'X' is -0.25; log needs entries > 0"},
+      {"output undefined", graph(X, "[]", "Z"), "bad.json: output: 'Z' is not an input or a node"},
+      {"deep nesting", std::string(200, '[') + std::string(200, ']'), "bad.json: JSON nested deeper than 64 levels"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const std::string message = error_of(c.text);
+    CHECK(message.rfind(c.message, 0) == 0);
+    CHECK(message.find('\n') == std::string::npos); // one line
+    if (message.rfind(c.message, 0) != 0) MESSAGE("got: " << message);
+  }
+  CHECK(error_of(graph(X, R"([{"name": "J", "op": "sum", "args": ["X"]}])")).empty()); // and a valid one passes
+  CHECK_THROWS_WITH_AS(read_graph_file("/no/such/file.json"), "/no/such/file.json: cannot open the file",
+                       GraphFileError);
+}
+
+TEST_CASE("entries are the exact decimal they spell, rounded once into the target precision") {
+  const GraphSpec spec = parse_graph(graph(R"({"X": [[0.1, "0.1", "1.5e-3", "-inf"]]})", "[]", "X"), "exact.json");
+  const Matrix<float50> x50 = FileGraph<float50>(spec).inputs()[0];
+  CHECK(x50(0, 0) == float50(1) / float50(10)); // a JSON number: 0.1 to 50 digits, not the double nearest 0.1
+  CHECK(x50(0, 1) == float50(1) / float50(10));
+  CHECK(x50(0, 0) != float50(0.1));
+  CHECK(x50(0, 2) == float50(3) / float50(2000));
+  CHECK(x50(0, 3) == -infinity<float50>());
+  const Matrix<double> xd = FileGraph<double>(spec).inputs()[0];
+  CHECK(xd(0, 0) == 0.1);
+  CHECK(xd(0, 2) == 1.5e-3);
+  MpfrDigits digits(300);
+  const Matrix<mpfr_real> x300 = FileGraph<mpfr_real>(spec).inputs()[0];
+  CHECK(x300(0, 0) * mpfr_real(10) == mpfr_real(1));
+}
+
+TEST_CASE("output spellings and digits: inf, -inf, nan; max_digits10 of each type") {
+  CHECK(to_decimal(infinity<double>()) == "inf");
+  CHECK(to_decimal(-infinity<float50>()) == "-inf");
+  CHECK(to_decimal(std::numeric_limits<double>::quiet_NaN()) == "nan");
+  CHECK(to_decimal(0.1) == "0.10000000000000001");
+  CHECK(max_digits10<float>() == 9);
+  CHECK(max_digits10<double>() == 17);
+  CHECK(max_digits10<long double>() == 21);
+  CHECK(max_digits10<float128>() == 36);
+  CHECK(max_digits10<float50>() >= 50);
+  MpfrDigits digits(300);
+  CHECK(max_digits10<mpfr_real>() >= 300);
+}
+
+namespace {
+
+/// Example 1 built from C++ with the values the file holds: the same graph, so the same bits.
+template <Real T> void same_bits_from_file_and_cpp() {
+  const FileGraph<T> file(read_graph_file(example1_file));
+  Tape<T> ft;
+  std::vector<Var<T>> fin;
+  for (std::size_t k = 0; k < file.inputs().size(); ++k)
+    fin.push_back(ft.input(file.inputs()[k], file.names()[k]));
+  const Var<T> fJ = file.output_of(file.record(ft, fin));
+  ft.backward(fJ);
+
+  Tape<T> tape;
+  const Var<T> X = tape.input(file.inputs()[0]), WQ = tape.input(file.inputs()[1]), WK = tape.input(file.inputs()[2]),
+               WV = tape.input(file.inputs()[3]), G = tape.input(file.inputs()[4]);
+  const T factor = from_decimal<T>("0.70710678118654752440084436210484903928483593768847");
+  const Var<T> Q = matmul(X, WQ), K = matmul(X, WK), V = matmul(X, WV);
+  const Var<T> A = softmax_rows(scale(matmul(Q, transpose(K)), factor));
+  const Var<T> J = sum(hadamard(matmul(A, V), G));
+  tape.backward(J);
+
+  CHECK(fJ.value() == J.value());
+  for (std::size_t k = 0; k < 5; ++k)
+    CHECK(fin[k].grad() == tape.grad(tape.var(k)));
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("the same graph from a file and from C++ is bit-identical", T, float, double, long double, float128,
+                   float50, float100) {
+  same_bits_from_file_and_cpp<T>();
+}
+
+TEST_CASE("the same graph from a file and from C++ is bit-identical in MPFR at 300 digits") {
+  MpfrDigits digits(300);
+  same_bits_from_file_and_cpp<mpfr_real>();
+}
