@@ -47,6 +47,11 @@ template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::v
   }
   CheckReport report;
   report.append(check_gradient<T, mpfr_real>(graph, graph.inputs(), graph.names(), opt), spec.file);
+  // The saturation guard looks at every softmax of the graph as recorded in T.
+  Tape<T> tape;
+  record_graph(tape, graph, graph.inputs(), graph.names());
+  for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, mpfr_real>(opt))))
+    report.warnings.push_back(spec.file + ": " + w);
   return report;
 }
 

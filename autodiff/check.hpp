@@ -351,6 +351,16 @@ CheckReport directional_check(F& f, const std::vector<Matrix<T>>& inputs, const 
   return report;
 }
 
+/// The threshold of engine T against the reference R as check_gradient fixes it: T's part taken at T's
+/// precision, the reference's at opt.reference_digits (when R is MPFR).
+template <Real T, Real R> R check_threshold(const CheckOptions& opt) {
+  const T engine_tol = engine_tolerance<T>();
+  std::optional<MpfrDigits> digits;
+  if constexpr (runtime_precision<R>)
+    if (opt.reference_digits > 0) digits.emplace(opt.reference_digits);
+  return fd_threshold<T, R>(engine_tol);
+}
+
 /// Another gradient of the same graph to check beside the tape's (a hand-written backward, say), one
 /// matrix per input in the inputs' order; an empty matrix means "not provided for this input".
 template <Real T> struct OtherGradient {

@@ -83,7 +83,7 @@ CheckReport check_attention(const std::string& name, const AttentionInputs<T>& i
       compare<T, T>("tape vs hand-written forward", "A", p.nodes.A.value(), full.A, engine_tolerance<T>(), "none"));
   report.append(std::move(forward), name + ", forward");
 
-  for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(fd_threshold<T, R>())))
+  for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, R>(opt))))
     report.warnings.push_back(name + ": " + w);
   return report;
 }

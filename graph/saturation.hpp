@@ -22,7 +22,8 @@ template <Real T> std::vector<std::string> saturated_softmax_rows(const Tape<T>&
       const T rest = T(1) - A.row(i).maxCoeff();
       if (A.row(i).maxCoeff() == T(0) || rest > resolution) continue; // a fully masked row has no Jacobian
       warnings.push_back("saturated softmax: " + tape.node_name(n) + " row " + std::to_string(i) +
-                         " is one-hot to within " + to_string(rest, 3) + " (threshold " + to_string(resolution, 3) +
+                         " is one-hot to within " + to_string(rest, 3) + " (1 - max; threshold " +
+                         to_string(resolution, 3) +
                          "): its Jacobian is below what finite differences can resolve, so a wrong softmax VJP in "
                          "this row would pass; this is a poor test point, check an unsaturated one");
     }
