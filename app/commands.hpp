@@ -28,7 +28,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out);
 /// `tapegrad grad FILE`.
 struct GradCommand {
   std::string file, precision = "double", format = "text";
-  bool all_nodes = false;
+  bool all_nodes = false, audit = false;
 };
 CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd);
 int run_grad_command(const GradCommand& cmd, std::ostream& out);

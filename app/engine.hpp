@@ -30,6 +30,7 @@ struct GradArgs {
   std::string precision; ///< as given, for the report
   std::string format = "text";
   bool all_nodes = false;
+  bool audit = false; ///< list nodes with more than one consumer and the contributions they received
 };
 /// `tapegrad grad`: the whole output, built before anything is printed.
 template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& args);

@@ -83,6 +83,15 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
   tape.backward(out);
   const std::size_t n_inputs = graph.inputs().size();
 
+  // Fan-out audit: who consumes each node, and how many adjoint contributions the sweep added into it.
+  std::vector<std::vector<std::string>> consumers(tape.size());
+  for (std::size_t i = 0; i < tape.size(); ++i)
+    for (std::size_t p : tape.node(i).parents)
+      consumers[p].push_back(tape.node_name(i));
+  std::vector<std::size_t> fanned;
+  for (std::size_t i = 0; i < tape.size(); ++i)
+    if (consumers[i].size() > 1) fanned.push_back(i);
+
   std::ostringstream text;
   if (args.format == "json") {
     nlohmann::ordered_json doc;
@@ -101,6 +110,13 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
     doc["values"] = std::move(values);
     doc["gradients"] = std::move(grads);
     if (args.all_nodes) doc["node_gradients"] = std::move(node_grads);
+    if (args.audit) {
+      nlohmann::ordered_json audit = nlohmann::ordered_json::array();
+      for (std::size_t i : fanned)
+        audit.push_back(
+            {{"node", tape.node_name(i)}, {"consumers", consumers[i]}, {"contributions", tape.node(i).contributions}});
+      doc["audit"] = std::move(audit);
+    }
     text << doc.dump(2) << "\n";
     return text.str();
   }
@@ -118,6 +134,17 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
       text << "\ngradients d" << spec.output << "/d(node):\n";
     }
     text << "d" << all[k].label() << "\n" << format_matrix(all[k].grad(), max_digits10<T>(), "  ");
+  }
+  if (args.audit) {
+    text << "\nfan-out audit (nodes with more than one consumer; their gradient is the sum of the contributions):\n";
+    if (fanned.empty()) text << "  none\n";
+    for (std::size_t i : fanned) {
+      std::string names;
+      for (const std::string& c : consumers[i])
+        names += (names.empty() ? "" : ", ") + c;
+      text << "  " << tape.node_name(i) << ": " << consumers[i].size() << " consumers (" << names << "), "
+           << tape.node(i).contributions << " contributions added\n";
+    }
   }
   return text.str();
 }

@@ -9,6 +9,8 @@
 #include "error.hpp"
 #include "real.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -81,6 +83,14 @@ private:
   std::size_t node_;
 };
 
+/// Options of a tape.
+struct TapeOptions {
+  /// backward() on a tape still holding gradients from an earlier backward (no zero_grad() between) adds to
+  /// them, which is rarely meant (stale gradients: everything doubles). By default that logs a warning
+  /// (spdlog); with this set it throws UsageError instead.
+  bool stale_gradients_are_errors = false;
+};
+
 template <Real T> class Tape {
 public:
   using Vjp = std::function<void(Backprop<T>&)>;
@@ -103,6 +113,7 @@ public:
   };
 
   Tape() = default;
+  explicit Tape(TapeOptions options) : options_(options) {}
   Tape(const Tape&) = delete; // Vars point at their tape: it neither copies nor moves
   Tape& operator=(const Tape&) = delete;
 
@@ -147,6 +158,14 @@ public:
     if (seed.rows() != v.rows() || seed.cols() != v.cols())
       throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(v.rows(), v.cols()) +
                        " but the seed is " + shape_string(seed.rows(), seed.cols()) + "; shapes must match");
+    if (swept_) {
+      const std::string message = "backward(" + out.name() +
+                                  "): the tape still holds gradients from an earlier backward and this one adds to "
+                                  "them (stale gradients); call zero_grad() first for fresh ones";
+      if (options_.stale_gradients_are_errors) throw UsageError(message);
+      spdlog::warn("tapegrad: {}", message);
+    }
+    swept_ = true;
     for (Node& n : nodes_)
       n.contributions = 0;
     nodes_[top].adjoint = seed;
@@ -194,6 +213,7 @@ public:
 
   /// Forgets every gradient; values and the recorded graph stay.
   void zero_grad() {
+    swept_ = false;
     for (Node& n : nodes_)
       n.grad.resize(0, 0);
   }
@@ -201,6 +221,7 @@ public:
   /// Forgets every node so the tape can record afresh. Vars of the old recording become invalid.
   void clear() {
     nodes_.clear();
+    swept_ = false;
     ++generation_;
   }
 
@@ -263,6 +284,8 @@ private:
 
   std::vector<Node> nodes_;
   std::uint64_t generation_ = 0;
+  TapeOptions options_;
+  bool swept_ = false; // a backward ran since the last zero_grad() or clear()
 };
 
 } // namespace tapegrad

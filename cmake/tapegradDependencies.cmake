@@ -22,6 +22,11 @@ if(NOT nlohmann_json_FOUND)
   tapegrad_missing("nlohmann-json (graph files)" nlohmann-json3-dev)
 endif()
 
+find_package(spdlog CONFIG QUIET)
+if(NOT spdlog_FOUND)
+  tapegrad_missing("spdlog (warnings such as stale gradients)" libspdlog-dev)
+endif()
+
 find_path(TAPEGRAD_MPFR_INCLUDE_DIR mpfr.h)
 find_library(TAPEGRAD_MPFR_LIBRARY mpfr)
 if(NOT TAPEGRAD_MPFR_INCLUDE_DIR OR NOT TAPEGRAD_MPFR_LIBRARY)

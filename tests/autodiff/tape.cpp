@@ -1,5 +1,9 @@
 #include "../support.hpp"
 
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <sstream>
+
 using namespace tapegrad;
 using chapter::matrix;
 
@@ -107,4 +111,38 @@ TEST_CASE("the tape is a list in recording order and backward visits it once, in
   using std::ldexp;
   CHECK(x.grad()(0, 0) == ldexp(1.0, 200));
   CHECK(tape.size() == 201);
+}
+
+TEST_CASE("backward twice without zero_grad logs a warning; a tape option makes it an error") {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  {
+    Tape<double> tape;
+    auto x = tape.input(matrix<double>({{2.0}}), "x");
+    auto J = sum(hadamard(x, x), "J");
+    tape.backward(J);
+    CHECK(log.str().empty());
+    tape.backward(J);
+    CHECK(log.str().find("backward(J): the tape still holds gradients from an earlier backward") != std::string::npos);
+    CHECK(x.grad()(0, 0) == 8.0); // it did add: 2 x 2x
+    log.str("");
+    tape.zero_grad();
+    tape.backward(J);
+    CHECK(log.str().empty()); // zeroed in between: no warning
+  }
+  spdlog::set_default_logger(previous);
+
+  Tape<double> strict(TapeOptions{.stale_gradients_are_errors = true});
+  auto x = strict.input(matrix<double>({{2.0}}), "x");
+  auto J = sum(hadamard(x, x), "J");
+  strict.backward(J);
+  CHECK_THROWS_WITH_AS(strict.backward(J),
+                       "backward(J): the tape still holds gradients from an earlier backward and this one adds to them "
+                       "(stale gradients); call zero_grad() first for fresh ones",
+                       UsageError);
+  CHECK(x.grad()(0, 0) == 4.0); // nothing was added by the refused call
+  strict.zero_grad();
+  CHECK_NOTHROW(strict.backward(J));
 }
