@@ -41,4 +41,11 @@ struct DotCommand {
 CLI::App* add_dot_command(CLI::App& cli, DotCommand& cmd);
 int run_dot_command(const DotCommand& cmd, std::ostream& out);
 
+/// `tapegrad bugs`.
+struct BugsCommand {
+  std::string format = "text";
+};
+CLI::App* add_bugs_command(CLI::App& cli, BugsCommand& cmd);
+int run_bugs_command(const BugsCommand& cmd, std::ostream& out);
+
 } // namespace tapegrad::app

@@ -136,8 +136,8 @@ template <Real R, Real T> CheckResult compare(std::string name, std::string inpu
 }
 
 /// The graph's 1x1 output on a fresh tape of U.
-template <Real U, class F>
-Var<U> record_graph(Tape<U>& tape, F& f, const std::vector<Matrix<U>>& inputs, const std::vector<std::string>& names) {
+template <Real U, class F> Var<U> record_graph(Tape<U>& tape, const F& f, const std::vector<Matrix<U>>& inputs,
+                                               const std::vector<std::string>& names) {
   std::vector<Var<U>> vars;
   for (std::size_t k = 0; k < inputs.size(); ++k)
     vars.push_back(tape.input(inputs[k], k < names.size() ? names[k] : "in" + std::to_string(k)));
@@ -154,9 +154,10 @@ template <Real T> struct EngineGradient {
   std::vector<Matrix<T>> grads;
 };
 
-template <Real T, class F>
-EngineGradient<T> engine_gradient(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names) {
-  Tape<T> tape;
+template <Real T, class F> EngineGradient<T> engine_gradient(const F& f, const std::vector<Matrix<T>>& inputs,
+                                                             const std::vector<std::string>& names,
+                                                             const TapeOptions& options = {}) {
+  Tape<T> tape(options);
   const Var<T> out = record_graph(tape, f, inputs, names);
   tape.backward(out);
   EngineGradient<T> g{out.value()(0, 0), {}};
@@ -172,7 +173,7 @@ template <Real R> struct Reference {
   std::string step; ///< the sixth-order step at |x| <= 1, and Richardson's
 };
 
-template <Real R, class F> Reference<R> fd_reference(F& f, const std::vector<Matrix<R>>& inputs,
+template <Real R, class F> Reference<R> fd_reference(const F& f, const std::vector<Matrix<R>>& inputs,
                                                      const std::vector<std::string>& names, std::size_t k) {
   const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
     Tape<R> tape;
@@ -206,7 +207,7 @@ template <Real T> T inner(const std::vector<Matrix<T>>& a, const std::vector<Mat
 
 /// Forward mode: the graph on Dual<T> with every input seeded along a random v gives J'(x) v, which must
 /// equal <grad, v> from the tape, to engine_tolerance relative to sum |grad| |v|. No step size at all.
-template <Real T, class F> CheckReport dual_check(F& f, const std::vector<Matrix<T>>& inputs,
+template <Real T, class F> CheckReport dual_check(const F& f, const std::vector<Matrix<T>>& inputs,
                                                   const std::vector<std::string>& names,
                                                   const EngineGradient<T>& engine, int directions, std::uint64_t seed) {
   using std::abs;
@@ -310,12 +311,13 @@ struct CheckOptions {
   int directions = 3;            ///< for directional mode and for dual numbers
   std::uint64_t seed = 1;        ///< for every random draw; printed in the notes
   unsigned reference_digits = 0; ///< MPFR digits for the reference when R is mpfr_real (0: as set)
+  TapeOptions tape_options;      ///< for the engine's tapes (fault injection in `tapegrad bugs`)
 };
 
 /// Directional finite differences: d/dt J(x + t v) at t = 0 in R against <grad, v>. Weaker than the
 /// per-coordinate check: an error orthogonal to every v drawn goes unseen.
 template <Real T, Real R, class F>
-CheckReport directional_check(F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
+CheckReport directional_check(const F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
                               const EngineGradient<T>& engine, const CheckOptions& opt, const R& threshold) {
   using std::abs;
   CheckReport report;
@@ -375,8 +377,8 @@ template <Real T, Real R, class F>
 CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
                            const CheckOptions& opt = {}, const std::vector<OtherGradient<T>>& others = {}) {
   CheckReport report;
-  const EngineGradient<T> engine = engine_gradient(f, inputs, names);
-  Tape<T> tape; // for the per-node check
+  const EngineGradient<T> engine = engine_gradient(f, inputs, names, opt.tape_options);
+  Tape<T> tape(opt.tape_options); // for the per-node check
   record_graph(tape, f, inputs, names);
   report.append(dual_check(f, inputs, names, engine, opt.directions, opt.seed));
   const auto chosen = [&](std::size_t k) {

@@ -89,6 +89,9 @@ struct TapeOptions {
   /// them, which is rarely meant (stale gradients: everything doubles). By default that logs a warning
   /// (spdlog); with this set it throws UsageError instead.
   bool stale_gradients_are_errors = false;
+  /// FAULT INJECTION, for demonstrations only (`tapegrad bugs`): every VJP ASSIGNS into its parents' adjoints
+  /// instead of adding, so a value used by several nodes keeps only the last contribution.
+  bool inject_overwrite_fault = false;
 };
 
 template <Real T> class Tape {
@@ -275,7 +278,7 @@ private:
   template <class Expr> void accumulate(std::size_t i, const Expr& contribution) {
     Node& n = nodes_[i];
     assert(contribution.rows() == n.value.rows() && contribution.cols() == n.value.cols());
-    if (n.adjoint.size() == 0)
+    if (n.adjoint.size() == 0 || options_.inject_overwrite_fault)
       n.adjoint = contribution;
     else
       n.adjoint += contribution;

@@ -16,7 +16,7 @@ namespace tapegrad {
 template <Real T> std::vector<std::string> saturated_softmax_rows(const Tape<T>& tape, const T& resolution) {
   std::vector<std::string> warnings;
   for (std::size_t n = 0; n < tape.size(); ++n) {
-    if (tape.node(n).op != "SoftmaxRows") continue;
+    if (!tape.node(n).op.starts_with("SoftmaxRows")) continue; // the op, or a variant of it
     const Matrix<T>& A = tape.node(n).value;
     for (Eigen::Index i = 0; i < A.rows(); ++i) {
       const T rest = T(1) - A.row(i).maxCoeff();

@@ -11,8 +11,8 @@ namespace tapegrad {
 /// Edge cases: -inf entries get weight exactly 0; a row that is entirely -inf (every key masked) gives a
 /// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
 /// NaN gives NaN. The VJP uses only the saved result, not s.
-template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
-  const Matrix<T>& x = s.value();
+/// The forward value alone (also used by graph/faults.hpp to build deliberately wrong variants).
+template <Real T> Matrix<T> softmax_rows_value(const Matrix<T>& x) {
   Matrix<T> result(x.rows(), x.cols());
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     bool has_nan = false;
@@ -39,6 +39,11 @@ template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
       result.row(i) /= total;
     }
   }
+  return result;
+}
+
+template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
+  Matrix<T> result = softmax_rows_value(s.value());
   return s.tape().record(
       "SoftmaxRows", {s}, std::move(result),
       [](Backprop<T>& bp) {

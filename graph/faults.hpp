@@ -1,0 +1,126 @@
+#pragma once
+// The classic gradient bugs, on demand. Each fault is a deliberately wrong op (or a wrongly built graph)
+// kept here, apart from ops/, so normal runs never pay for them; FaultyAttention records single-head
+// attention with one fault switched on. `tapegrad bugs` shows every check catching each one.
+
+#include "../ops/ops.hpp"
+#include "attention.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tapegrad {
+
+enum class Fault {
+  none = 0,
+  overwrite_fanout = 1,        ///< a VJP assigns into a shared parent instead of adding (TapeOptions)
+  softmax_numerator_only = 2,  ///< dS = A * dA: the softmax Jacobian's denominator path dropped
+  forward_transpose_lost = 3,  ///< S = Q K instead of Q K^T
+  backward_transpose_lost = 4, ///< dK = dS Q instead of dS^T Q
+  column_softmax = 5,          ///< softmax normalised over columns instead of rows
+  scale_dropped_backward = 6,  ///< 1/sqrt(d) applied forward but not in the backward
+  stale_gradients = 7,         ///< backward twice without zero_grad
+  saturated_wrong_vjp = 10,    ///< a softmax VJP off by a factor 2, checked where softmax is saturated
+};
+
+/// Softmax whose VJP keeps only the numerator path: ds = A * g (rows of ds no longer sum to 0).
+template <Real T> Var<T> softmax_numerator_only(const Var<T>& s, std::string label = {}) {
+  return s.tape().record(
+      "SoftmaxRowsNumeratorOnly", {s}, softmax_rows_value(s.value()),
+      [](Backprop<T>& bp) { bp.accumulate(0, bp.result().cwiseProduct(bp.grad())); },
+      [](const std::vector<Var<T>>& in) { return softmax_numerator_only(in[0]); }, std::move(label));
+}
+
+/// Softmax whose VJP is twice the right one: its error, like the Jacobian, vanishes on one-hot rows.
+template <Real T> Var<T> softmax_vjp_doubled(const Var<T>& s, std::string label = {}) {
+  return s.tape().record(
+      "SoftmaxRowsVjpDoubled", {s}, softmax_rows_value(s.value()),
+      [](Backprop<T>& bp) {
+        const Matrix<T>& a = bp.result();
+        const Matrix<T>& g = bp.grad();
+        Matrix<T> ds(a.rows(), a.cols());
+        for (Eigen::Index i = 0; i < a.rows(); ++i) {
+          T dot(0);
+          for (Eigen::Index k = 0; k < a.cols(); ++k)
+            dot += a(i, k) * g(i, k);
+          for (Eigen::Index j = 0; j < a.cols(); ++j)
+            ds(i, j) = T(2) * a(i, j) * (g(i, j) - dot);
+        }
+        bp.accumulate(0, ds);
+      },
+      [](const std::vector<Var<T>>& in) { return softmax_vjp_doubled(in[0]); }, std::move(label));
+}
+
+/// Softmax over COLUMNS (each key normalised over queries): a wrong forward with a VJP right for it.
+template <Real T> Var<T> softmax_columns(const Var<T>& s, std::string label = {}) {
+  Matrix<T> at = s.value().transpose();
+  Matrix<T> result = softmax_rows_value(at).transpose();
+  return s.tape().record(
+      "SoftmaxColumns", {s}, std::move(result),
+      [](Backprop<T>& bp) {
+        const Matrix<T>& a = bp.result();
+        const Matrix<T>& g = bp.grad();
+        Matrix<T> ds(a.rows(), a.cols());
+        for (Eigen::Index j = 0; j < a.cols(); ++j) {
+          T dot(0);
+          for (Eigen::Index k = 0; k < a.rows(); ++k)
+            dot += a(k, j) * g(k, j);
+          for (Eigen::Index i = 0; i < a.rows(); ++i)
+            ds(i, j) = a(i, j) * (g(i, j) - dot);
+        }
+        bp.accumulate(0, ds);
+      },
+      [](const std::vector<Var<T>>& in) { return softmax_columns(in[0]); }, std::move(label));
+}
+
+/// Scores Q K^T whose VJP loses the transpose for K: dK = g Q instead of g^T Q.
+template <Real T> Var<T> scores_backward_transpose_lost(const Var<T>& q, const Var<T>& k, std::string label = {}) {
+  Tape<T>& tape = common_tape("scores", q, k);
+  if (q.cols() != k.cols()) shape_mismatch("scores", q, k, "Q and K must have the same number of columns");
+  Matrix<T> result = q.value() * k.value().transpose();
+  return tape.record(
+      "ScoresNoTransposeVjp", {q, k}, std::move(result),
+      [](Backprop<T>& bp) {
+        bp.accumulate(0, bp.grad() * bp.input(1));
+        bp.accumulate(1, Matrix<T>(bp.grad() * bp.input(0))); // should be grad^T Q
+      },
+      [](const std::vector<Var<T>>& in) { return scores_backward_transpose_lost(in[0], in[1]); }, std::move(label));
+}
+
+/// Scale whose VJP forgets the factor: da = g instead of c g.
+template <Real T> Var<T> scale_forgotten_backward(const Var<T>& a, const T& c, std::string label = {}) {
+  return a.tape().record(
+      "ScaleNoFactorVjp", {a}, Matrix<T>(c * a.value()), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad()); },
+      [c](const std::vector<Var<T>>& in) { return scale_forgotten_backward(in[0], c); }, std::move(label));
+}
+
+/// J = probe(attention(X, Wq, Wk, Wv), G) with one fault in it; inputs {X, Wq, Wk, Wv, G}. Faults 1 and 7
+/// live in how the tape is used (TapeOptions, backward twice), so the graph itself is the correct one.
+struct FaultyAttention {
+  Fault fault = Fault::none;
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    using std::sqrt;
+    const Var<U> Q = matmul(in[0], in[1], "Q"), K = matmul(in[0], in[2], "K"), V = matmul(in[0], in[3], "V");
+    const U c = U(1) / sqrt(U(static_cast<long>(Q.cols())));
+    Var<U> S0;
+    if (fault == Fault::forward_transpose_lost)
+      S0 = matmul(Q, K, "S0");
+    else if (fault == Fault::backward_transpose_lost)
+      S0 = scores_backward_transpose_lost(Q, K, "S0");
+    else
+      S0 = matmul(Q, transpose(K, "Kt"), "S0");
+    const Var<U> S = fault == Fault::scale_dropped_backward ? scale_forgotten_backward(S0, c, "S") : scale(S0, c, "S");
+    Var<U> A;
+    if (fault == Fault::softmax_numerator_only)
+      A = softmax_numerator_only(S, "A");
+    else if (fault == Fault::column_softmax)
+      A = softmax_columns(S, "A");
+    else if (fault == Fault::saturated_wrong_vjp)
+      A = softmax_vjp_doubled(S, "A");
+    else
+      A = softmax_rows(S, "A");
+    return probe(matmul(A, V, "O"), in[4]);
+  }
+};
+
+} // namespace tapegrad
