@@ -35,19 +35,7 @@ template <Real T> Var<T> softmax_numerator_only(const Var<T>& s, std::string lab
 template <Real T> Var<T> softmax_vjp_doubled(const Var<T>& s, std::string label = {}) {
   return s.tape().record(
       "SoftmaxRowsVjpDoubled", {s}, softmax_rows_value(s.value()),
-      [](Backprop<T>& bp) {
-        const Matrix<T>& a = bp.result();
-        const Matrix<T>& g = bp.grad();
-        Matrix<T> ds(a.rows(), a.cols());
-        for (Eigen::Index i = 0; i < a.rows(); ++i) {
-          T dot(0);
-          for (Eigen::Index k = 0; k < a.cols(); ++k)
-            dot += a(i, k) * g(i, k);
-          for (Eigen::Index j = 0; j < a.cols(); ++j)
-            ds(i, j) = T(2) * a(i, j) * (g(i, j) - dot);
-        }
-        bp.accumulate(0, ds);
-      },
+      [](Backprop<T>& bp) { bp.accumulate(0, T(2) * softmax_rows_vjp(bp.result(), bp.grad())); },
       [](const std::vector<Var<T>>& in) { return softmax_vjp_doubled(in[0]); }, std::move(label));
 }
 
@@ -57,18 +45,9 @@ template <Real T> Var<T> softmax_columns(const Var<T>& s, std::string label = {}
   Matrix<T> result = softmax_rows_value(at).transpose();
   return s.tape().record(
       "SoftmaxColumns", {s}, std::move(result),
-      [](Backprop<T>& bp) {
-        const Matrix<T>& a = bp.result();
-        const Matrix<T>& g = bp.grad();
-        Matrix<T> ds(a.rows(), a.cols());
-        for (Eigen::Index j = 0; j < a.cols(); ++j) {
-          T dot(0);
-          for (Eigen::Index k = 0; k < a.rows(); ++k)
-            dot += a(k, j) * g(k, j);
-          for (Eigen::Index i = 0; i < a.rows(); ++i)
-            ds(i, j) = a(i, j) * (g(i, j) - dot);
-        }
-        bp.accumulate(0, ds);
+      [](Backprop<T>& bp) { // the row-wise VJP on the transposes
+        const Matrix<T> at = bp.result().transpose(), gt = bp.grad().transpose();
+        bp.accumulate(0, Matrix<T>(softmax_rows_vjp(at, gt).transpose()));
       },
       [](const std::vector<Var<T>>& in) { return softmax_columns(in[0]); }, std::move(label));
 }

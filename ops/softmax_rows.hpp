@@ -42,23 +42,24 @@ template <Real T> Matrix<T> softmax_rows_value(const Matrix<T>& x) {
   return result;
 }
 
+/// The VJP alone: ds[i][j] = a[i][j] (g[i][j] - sum_k a[i][k] g[i][k]) from the result a and upstream g.
+template <Real T> Matrix<T> softmax_rows_vjp(const Matrix<T>& a, const Matrix<T>& g) {
+  Matrix<T> ds(a.rows(), a.cols());
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    T dot(0);
+    for (Eigen::Index k = 0; k < a.cols(); ++k)
+      dot += a(i, k) * g(i, k);
+    for (Eigen::Index j = 0; j < a.cols(); ++j)
+      ds(i, j) = a(i, j) * (g(i, j) - dot);
+  }
+  return ds;
+}
+
 template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
   Matrix<T> result = softmax_rows_value(s.value());
   return s.tape().record(
       "SoftmaxRows", {s}, std::move(result),
-      [](Backprop<T>& bp) {
-        const Matrix<T>& a = bp.result();
-        const Matrix<T>& g = bp.grad();
-        Matrix<T> ds(a.rows(), a.cols());
-        for (Eigen::Index i = 0; i < a.rows(); ++i) {
-          T dot(0);
-          for (Eigen::Index k = 0; k < a.cols(); ++k)
-            dot += a(i, k) * g(i, k);
-          for (Eigen::Index j = 0; j < a.cols(); ++j)
-            ds(i, j) = a(i, j) * (g(i, j) - dot);
-        }
-        bp.accumulate(0, ds);
-      },
+      [](Backprop<T>& bp) { bp.accumulate(0, softmax_rows_vjp(bp.result(), bp.grad())); },
       [](const std::vector<Var<T>>& in) { return softmax_rows(in[0]); }, std::move(label));
 }
 
