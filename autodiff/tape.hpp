@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -131,6 +132,12 @@ public:
   /// Records a node computed from `parents`. Used by ops/; every parent must be a live Var of this tape.
   /// `op` must outlive the tape (ops pass string literals).
   Var<T> record(std::string_view op, std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
+                std::string label = {}) {
+    return record(op, std::span<const Var<T>>(parents.begin(), parents.size()), std::move(value), std::move(vjp),
+                  std::move(replay), std::move(label));
+  }
+  /// The same for ops with a variable number of parents (concat_cols).
+  Var<T> record(std::string_view op, std::span<const Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
                 std::string label = {}) {
     std::vector<std::size_t> indices;
     indices.reserve(parents.size());

@@ -1,12 +1,15 @@
 #pragma once
 // Every primitive op: one header each, forward value and VJP side by side.
 #include "add.hpp"
-#include "causal_mask.hpp"
+#include "cross_entropy.hpp"
+#include "dropout.hpp"
 #include "exp.hpp"
 #include "hadamard.hpp"
 #include "log.hpp"
+#include "masks.hpp"
 #include "matmul.hpp"
 #include "scale.hpp"
+#include "slice.hpp"
 #include "softmax_rows.hpp"
 #include "sub.hpp"
 #include "sum.hpp"

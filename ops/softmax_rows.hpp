@@ -55,12 +55,29 @@ template <Real T> Matrix<T> softmax_rows_vjp(const Matrix<T>& a, const Matrix<T>
   return ds;
 }
 
-template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}) {
-  Matrix<T> result = softmax_rows_value(s.value());
+/// What softmax_rows does with a row that is entirely -inf (every key masked).
+enum class MaskedRows {
+  zero, ///< weights 0, so the attention output of that query is 0 and its gradients 0 (the default)
+  error ///< strict: UsageError naming the row
+};
+
+template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}, MaskedRows masked = MaskedRows::zero) {
+  const Matrix<T>& x = s.value();
+  if (masked == MaskedRows::error)
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      bool all_masked = true;
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        all_masked = all_masked && x(i, j) == -infinity<T>();
+      if (all_masked)
+        throw UsageError("softmax_rows(" + s.name() + "): row " + std::to_string(i) + " of " + s.name() + " (" +
+                         shape_string(x.rows(), x.cols()) +
+                         ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
+    }
+  Matrix<T> result = softmax_rows_value(x);
   return s.tape().record(
       "SoftmaxRows", {s}, std::move(result),
       [](Backprop<T>& bp) { bp.accumulate(0, softmax_rows_vjp(bp.result(), bp.grad())); },
-      [](const std::vector<Var<T>>& in) { return softmax_rows(in[0]); }, std::move(label));
+      [masked](const std::vector<Var<T>>& in) { return softmax_rows(in[0], {}, masked); }, std::move(label));
 }
 
 } // namespace tapegrad

@@ -1,0 +1,51 @@
+#pragma once
+#include "softmax_rows.hpp"
+
+#include <vector>
+
+namespace tapegrad {
+
+/// cross_entropy(logits, targets): mean negative log-likelihood of integer targets, one per row.
+///                                         logits: m x V, targets: m integers in [0, V), result: 1 x 1
+///   forward  result = (1/m) sum_i ( lse_i - logits[i][t_i] ),
+///            lse_i = mx_i + log sum_k exp(logits[i][k] - mx_i),   mx_i = max_k logits[i][k]
+///            (log-sum-exp with the row max taken out: logits of +-1e4 give a finite loss)
+///   VJP      dlogits[i][j] += grad (softmax_rows(logits)[i][j] - [j == t_i]) / m
+///            (each row of dlogits sums to 0)
+template <Real T> Var<T> cross_entropy(const Var<T>& logits, const std::vector<long>& targets, std::string label = {}) {
+  const Matrix<T>& x = logits.value();
+  if (static_cast<Eigen::Index>(targets.size()) != x.rows())
+    throw ShapeError("cross_entropy(" + logits.name() + "): " + logits.name() + " is " +
+                     shape_string(x.rows(), x.cols()) + " but there are " + std::to_string(targets.size()) +
+                     " targets; it needs one per row");
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (targets[i] < 0 || targets[i] >= x.cols())
+      throw ShapeError("cross_entropy(" + logits.name() + "): target " + std::to_string(i) + " is " +
+                       std::to_string(targets[i]) + " but " + logits.name() + " is " +
+                       shape_string(x.rows(), x.cols()) + "; targets are column indices 0.." +
+                       std::to_string(x.cols() - 1));
+  using std::exp;
+  using std::log;
+  T total(0);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    T mx = x(i, 0);
+    for (Eigen::Index k = 1; k < x.cols(); ++k)
+      if (x(i, k) > mx) mx = x(i, k);
+    T z(0);
+    for (Eigen::Index k = 0; k < x.cols(); ++k)
+      z += exp(x(i, k) - mx);
+    total += mx + log(z) - x(i, targets[static_cast<std::size_t>(i)]);
+  }
+  Matrix<T> result = Matrix<T>::Constant(1, 1, total / T(static_cast<long>(x.rows())));
+  return logits.tape().record(
+      "CrossEntropy", {logits}, std::move(result),
+      [targets](Backprop<T>& bp) {
+        Matrix<T> d = softmax_rows_value(bp.input(0));
+        for (Eigen::Index i = 0; i < d.rows(); ++i)
+          d(i, targets[static_cast<std::size_t>(i)]) -= T(1);
+        bp.accumulate(0, d * (bp.grad()(0, 0) / T(static_cast<long>(d.rows()))));
+      },
+      [targets](const std::vector<Var<T>>& in) { return cross_entropy(in[0], targets); }, std::move(label));
+}
+
+} // namespace tapegrad

@@ -1,0 +1,78 @@
+#include "../support.hpp"
+
+#include <tapegrad/autodiff/check.hpp>
+
+using namespace tapegrad;
+using chapter::matrix;
+
+TEST_CASE_TEMPLATE("cross_entropy: value from its definition, ln 3 for three equal logits", T, TAPEGRAD_TEST_TYPES) {
+  using std::log;
+  Tape<T> tape;
+  // row 0: equal logits, loss ln 3; row 1: logits [ln 1, ln 2, ln 5] (probabilities 1/8, 2/8, 5/8), target 2
+  auto x = tape.input(matrix<T>({{T(7), T(7), T(7)}, {T(0), log(T(2)), log(T(5))}}), "logits");
+  auto loss = cross_entropy(x, {1, 2}, "L");
+  const T expected = (log(T(3)) + log(T(8) / T(5))) / T(2);
+  test::check_close<T>("cross_entropy of [7,7,7]/1 and [0,ln2,ln5]/2", loss.value(),
+                       Matrix<T>::Constant(1, 1, expected), test::exact_tolerance<T>());
+  tape.backward(loss);
+  // d/dlogits = (softmax - onehot) / m
+  const Matrix<T> g = matrix<T>({{T(1) / T(6), -T(1) / T(3), T(1) / T(6)}, {T(1) / T(16), T(1) / T(8), -T(3) / T(16)}});
+  test::check_close<T>("cross_entropy gradient (softmax - onehot)/m", x.grad(), g, test::exact_tolerance<T>());
+}
+
+TEST_CASE_TEMPLATE("cross_entropy: gradient against central differences", T, TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(47);
+  test::check_op_gradient<T>("cross_entropy", {random.make<T>(4, 5)}, [](const auto& in) {
+    return cross_entropy(in[0], {0, 4, 2, 2});
+  });
+}
+
+TEST_CASE_TEMPLATE("cross_entropy: logits of +-1e4 give a finite loss and gradient", T, TAPEGRAD_TEST_TYPES) {
+  const T big(10000);
+  Tape<T> tape;
+  auto x = tape.input(matrix<T>({{big, -big, T(0)}, {-big, big, big}}), "logits");
+  auto loss = cross_entropy(x, {1, 0});
+  tape.backward(loss);
+  CHECK(is_finite(loss.value()(0, 0)));
+  // row 0 target 1: 2e4 (+ a tail below eps); row 1 target 0: 2e4 + ln 2
+  using std::log;
+  const T expected = (T(2) * big + T(2) * big + log(T(2))) / T(2);
+  CHECK(abs(loss.value()(0, 0) - expected) <= test::exact_tolerance<T>() * expected);
+  for (Eigen::Index k = 0; k < x.grad().size(); ++k)
+    CHECK(is_finite(x.grad().data()[k]));
+  CHECK(x.grad()(1, 1) == T(1) / T(4)); // softmax 1/2, divided by m = 2
+}
+
+TEST_CASE("cross_entropy: wrong target count or a target out of range is a ShapeError") {
+  Tape<double> tape;
+  auto x = tape.input(Matrix<double>::Zero(2, 3), "logits");
+  CHECK_THROWS_WITH_AS(cross_entropy(x, {0}),
+                       "cross_entropy(logits): logits is 2x3 but there are 1 targets; it needs one per row",
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(cross_entropy(x, {0, 3}),
+                       "cross_entropy(logits): target 1 is 3 but logits is 2x3; targets are column indices 0..2",
+                       ShapeError);
+}
+
+namespace {
+struct CrossEntropyGraph {
+  std::vector<long> targets;
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    return cross_entropy(in[0], targets, "L");
+  }
+};
+} // namespace
+
+TEST_CASE("cross_entropy: the gradient in double checked against 50-digit finite differences, also at +-1e4") {
+  test::RandomMatrices random(67);
+  Matrix<double> moderate = random.make<double>(3, 8);
+  Matrix<double> large = moderate * 1e4 / 1.125; // entries up to +-1e4
+  for (const Matrix<double>* logits : {&moderate, &large}) {
+    CheckOptions opt;
+    opt.reference_digits = 50;
+    const CheckReport r = check_gradient<double, mpfr_real>(CrossEntropyGraph{{7, 0, 3}}, {*logits}, {"logits"}, opt);
+    for (const CheckResult& c : r.checks)
+      MESSAGE(c.name << " " << c.input << ": rel " << c.max_rel_error << " <= " << c.threshold << " " << c.passed);
+    CHECK(r.passed());
+  }
+}
