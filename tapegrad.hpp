@@ -5,3 +5,4 @@
 #include "graph/attention.hpp"
 #include "graph/chapter.hpp"
 #include "ops/ops.hpp"
+#include "optim/optimizers.hpp"
