@@ -31,6 +31,58 @@ std::array<int, 4> parse_size(const std::string& text) {
   return size;
 }
 
+std::vector<bool> parse_padding(const std::string& text, std::size_t keys) {
+  std::vector<bool> flags;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item != "0" && item != "1")
+      throw UsageError("--padding: expected key flags 1 (a real position) or 0 (padding) separated by commas, "
+                       "such as 1,1,0,1; got '" +
+                       text + "'");
+    flags.push_back(item == "1");
+  }
+  if (flags.size() != keys)
+    throw UsageError("--padding: " + std::to_string(flags.size()) + " flags for " + std::to_string(keys) +
+                     " keys (T + offset); give one per key");
+  return flags;
+}
+
+/// The extended attention of --causal, --offset, --heads, --padding, --dropout, --strict-masks.
+AttentionConfig parse_config(const CheckCommand& cmd, const std::array<int, 4>& size) {
+  AttentionConfig c;
+  c.causal = cmd.causal;
+  if (cmd.offset < 0 || cmd.offset > 64)
+    throw UsageError("--offset: " + std::to_string(cmd.offset) + " cached positions; give 0 to 64");
+  c.offset = cmd.offset;
+  c.heads = cmd.heads > 0 ? cmd.heads : 1;
+  if (size[2] % c.heads != 0 || size[3] % c.heads != 0)
+    throw UsageError("--heads " + std::to_string(c.heads) + ": d = " + std::to_string(size[2]) +
+                     " and r = " + std::to_string(size[3]) + " (from --size T,D,d,r) must be multiples of the heads");
+  if (!cmd.padding.empty()) c.key_padding = parse_padding(cmd.padding, static_cast<std::size_t>(size[0] + cmd.offset));
+  if (!(cmd.dropout >= 0 && cmd.dropout < 1))
+    throw UsageError("--dropout: " + to_string(cmd.dropout, 6) + " is not a probability in [0, 1)");
+  c.dropout = cmd.dropout;
+  c.dropout_seed = cmd.seed;
+  c.masked_rows = cmd.strict_masks ? MaskedRows::error : MaskedRows::zero;
+  return c;
+}
+
+std::string describe(const AttentionConfig& c) {
+  std::string s = std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads");
+  if (c.causal) s += ", causal";
+  if (c.offset) s += ", " + std::to_string(c.offset) + " cached positions (query i sees keys j <= i + offset)";
+  if (!c.key_padding.empty()) {
+    s += ", key padding ";
+    for (bool k : c.key_padding)
+      s += k ? '1' : '0';
+  }
+  if (c.dropout > 0)
+    s += ", dropout " + to_string(c.dropout, 6) + " (pattern seed " + std::to_string(c.dropout_seed) + ")";
+  if (c.masked_rows == MaskedRows::error) s += ", strict masks";
+  return s + "; positions P and output projection Wo";
+}
+
 struct Run {
   Precision engine;
   unsigned reference_digits;
@@ -43,11 +95,14 @@ std::string shorten(const std::string& number, std::size_t digits) {
   return mantissa.size() > digits + 2 ? mantissa.substr(0, digits + 2) + "..." + exponent : number;
 }
 
-void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckReport& report, const CheckCommand& cmd) {
+void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckReport& report, const CheckCommand& cmd,
+                const CheckArgs& args) {
+  const auto& [n, D, d, r] = args.size;
   if (cmd.file.empty())
     out << "tapegrad check: attention checked three ways (tape, hand-written backward, finite differences in a "
            "higher precision),\nplus dual numbers (forward mode, no step) and every node's VJP alone.\n"
-        << "seed " << cmd.seed << ", random case T,D,d,r = " << cmd.size << "; ";
+        << (args.config ? "extended attention: " + describe(*args.config) + "\n" : "") << "seed " << cmd.seed
+        << ", random case T,D,d,r = " << n << "," << D << "," << d << "," << r << "; ";
   else
     out << "tapegrad check " << cmd.file
         << ": the tape against finite differences in a higher precision, dual "
@@ -120,7 +175,19 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_option("--reference-precision", cmd.reference,
                   "Reference precision in decimal digits (MPFR), at least the engine's; default max(50, 2 x engine)");
   sub->add_option("--seed", cmd.seed, "Seed of the random case and of every random direction")->capture_default_str();
-  sub->add_option("--size", cmd.size, "T,D,d,r of the random case (each 1 to 64)")->capture_default_str();
+  sub->add_option("--size", cmd.size,
+                  "T,D,d,r of the random case (each 1 to 64; default 4,3,3,2, or 4,4,4,4 for the extended attention)");
+  sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
+  sub->add_option("--offset", cmd.offset,
+                  "Extended attention: N cached positions before the T queries (keys: T + N); default 0");
+  sub->add_option("--heads", cmd.heads, "Extended attention: H heads (H must divide d and r)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--padding", cmd.padding,
+                  "Extended attention: key flags, 1 real and 0 padding, one per key, such as 1,1,1,0");
+  sub->add_option("--dropout", cmd.dropout,
+                  "Extended attention: dropout probability on the attention weights (seeded by --seed)");
+  sub->add_flag("--strict-masks", cmd.strict_masks,
+                "Extended attention: a query that sees no key is an error (default: its output is 0)");
   sub->add_option("--format", cmd.format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -135,7 +202,16 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
 int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   CheckArgs args;
   args.seed = cmd.seed;
-  args.size = parse_size(cmd.size);
+  const bool extended = cmd.extended();
+  if (extended && !cmd.file.empty())
+    throw UsageError("--causal, --offset, --heads, --padding, --dropout and --strict-masks apply to the built-in "
+                     "attention case, not to a graph FILE (put the masks in the file)");
+  const int heads = cmd.heads > 0 ? cmd.heads : 1;
+  args.size = parse_size(!cmd.size.empty() ? cmd.size
+                         : !extended       ? "4,3,3,2"
+                         : 4 % heads == 0  ? "4,4,4,4"
+                                           : "4,4," + std::to_string(2 * heads) + "," + std::to_string(2 * heads));
+  if (extended) args.config = parse_config(cmd, args.size);
   args.directional = cmd.directional;
   args.directions = cmd.directions;
 
@@ -175,7 +251,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   if (cmd.format == "json")
     print_json(out, report);
   else
-    print_text(out, runs, report, cmd);
+    print_text(out, runs, report, cmd, args);
   return report.passed() ? 0 : 1;
 }
 

@@ -17,10 +17,20 @@ int run_default(std::ostream& out);
 struct CheckCommand {
   std::string file; ///< a graph file, or empty for the built-in attention cases
   std::vector<std::string> inputs;
-  std::string precision, reference, size = "4,3,3,2", format = "text";
+  std::string precision, reference, size, format = "text"; ///< size empty: 4,3,3,2 (4,4,4,4 with --heads)
   std::uint64_t seed = 1;
   bool directional = false;
   int directions = 3;
+  // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
+  bool causal = false;
+  long offset = 0;
+  int heads = 0;       ///< 0: not given
+  std::string padding; ///< key flags "1,1,0"
+  double dropout = 0;
+  bool strict_masks = false;
+  bool extended() const {
+    return causal || offset != 0 || heads > 0 || !padding.empty() || dropout > 0 || strict_masks;
+  }
 };
 CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd);
 int run_check_command(const CheckCommand& cmd, std::ostream& out);

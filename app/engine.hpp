@@ -2,10 +2,12 @@
 // What each subcommand does in the engine precision T. Defined in engine.tpp, compiled once per T in
 // engine_<type>.cpp; the subcommand files parse options, pick T at run time and print.
 #include <tapegrad/autodiff/check.hpp>
+#include <tapegrad/graph/attention_config.hpp>
 #include <tapegrad/graph/graph_file.hpp>
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,10 +18,13 @@ struct CheckArgs {
   std::array<int, 4> size{4, 3, 3, 2}; ///< T, D, d, r of the random case
   bool directional = false;
   int directions = 3;
+  /// The extended attention (heads, masks, offset, dropout, positions, Wo) instead of the chapter's.
+  std::optional<AttentionConfig> config;
 };
 
 /// The chapter's examples 1 and 2 and a seeded random asymmetric case, engine T against an MPFR
-/// reference of `reference_digits` digits: three ways, dual numbers, per node, saturation guard.
+/// reference of `reference_digits` digits: three ways, dual numbers, per node, saturation guard. With
+/// args.config, a seeded random case of the extended attention instead.
 template <Real T> CheckReport run_check(const CheckArgs& args, unsigned reference_digits);
 
 /// The checks of a graph file's graph w.r.t. the inputs named in `wrt` (all when empty).

@@ -15,17 +15,29 @@
 
 namespace tapegrad::app {
 
-template <Real T> CheckReport run_check(const CheckArgs& args, unsigned reference_digits) {
+/// The options every check of the command shares.
+inline CheckOptions check_options(const CheckArgs& args, unsigned reference_digits) {
   CheckOptions opt;
   opt.seed = args.seed;
   opt.directional = args.directional;
   opt.directions = args.directions;
   opt.reference_digits = reference_digits;
+  return opt;
+}
+
+template <Real T> CheckReport run_check(const CheckArgs& args, unsigned reference_digits) {
+  const CheckOptions opt = check_options(args, reference_digits);
   const auto& [n, D, d, r] = args.size;
   const std::string random_name = "random asymmetric case (seed " + std::to_string(args.seed) +
                                   ", T,D,d,r = " + std::to_string(n) + "," + std::to_string(D) + "," +
                                   std::to_string(d) + "," + std::to_string(r) + ")";
   CheckReport report;
+  if (args.config) {
+    const AttentionConfig& c = *args.config;
+    report.append(
+        check_attention<T, mpfr_real>(random_name, random_masked_attention<T>(args.seed, n, D, d, r, c), opt, c));
+    return report;
+  }
   report.append(check_attention<T, mpfr_real>("example 1", chapter::example1<T>(), opt));
   report.append(check_attention<T, mpfr_real>("example 2 (identical keys)", chapter::example2<T>(), opt));
   report.append(check_attention<T, mpfr_real>(random_name, random_attention<T>(args.seed, n, D, d, r), opt));
@@ -35,11 +47,7 @@ template <Real T> CheckReport run_check(const CheckArgs& args, unsigned referenc
 template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt,
                                              const CheckArgs& args, unsigned reference_digits) {
   const FileGraph<T> graph(spec);
-  CheckOptions opt;
-  opt.seed = args.seed;
-  opt.directional = args.directional;
-  opt.directions = args.directions;
-  opt.reference_digits = reference_digits;
+  CheckOptions opt = check_options(args, reference_digits);
   for (const std::string& name : wrt) {
     const auto at = std::find(graph.names().begin(), graph.names().end(), name);
     if (at == graph.names().end()) throw UsageError("--inputs: '" + name + "' is not an input of " + spec.file);

@@ -129,6 +129,11 @@ private:
     if (op == "mul") return hadamard(a[0], a[1], n.name);
     if (op == "exp") return exp(a[0], n.name);
     if (op == "causal_mask") return causal_mask(a[0], n.offset, n.name);
+    if (op == "padding_mask") return padding_mask(a[0], n.keys, n.name);
+    if (op == "slice_rows") return slice_rows(a[0], n.begin, n.count, n.name);
+    if (op == "slice_cols") return slice_cols(a[0], n.begin, n.count, n.name);
+    if (op == "concat_cols") return concat_cols(a, n.name);
+    if (op == "cross_entropy") return cross_entropy(a[0], n.targets, n.name);
     if (op == "log") {
       const Matrix<U>& x = a[0].value();
       for (Eigen::Index i = 0; i < x.rows(); ++i)

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <fstream>
 #include <map>
@@ -44,6 +45,9 @@ struct NodeSpec {
   std::vector<std::string> args;
   std::optional<std::string> factor; ///< scale
   long offset = 0;                   ///< causal_mask
+  long begin = 0, count = 0;         ///< slice_rows, slice_cols
+  std::vector<bool> keys;            ///< padding_mask: one flag per key, false = padding
+  std::vector<long> targets;         ///< cross_entropy: one class index per row
 };
 
 struct GraphSpec {
@@ -54,12 +58,39 @@ struct GraphSpec {
   std::string output;
 };
 
-/// The ops of the format (v1) and their number of arguments.
-inline const std::map<std::string, std::size_t>& graph_file_ops() {
-  static const std::map<std::string, std::size_t> ops{
-      {"matmul", 2}, {"transpose", 1}, {"scale", 1}, {"softmax", 1}, {"sum", 1},        {"add", 2},
-      {"sub", 2},    {"mul", 2},       {"exp", 1},   {"log", 1},     {"causal_mask", 1}};
+/// One op of the format: its number of arguments (0: one or more) and the extra keys it takes.
+struct GraphFileOp {
+  std::size_t args;
+  std::vector<std::string> keys; ///< required, except causal_mask's "offset" (default 0)
+};
+
+/// The ops of the format.
+inline const std::map<std::string, GraphFileOp>& graph_file_ops() {
+  static const std::map<std::string, GraphFileOp> ops{{"matmul", {2, {}}},
+                                                      {"transpose", {1, {}}},
+                                                      {"scale", {1, {"factor"}}},
+                                                      {"softmax", {1, {}}},
+                                                      {"sum", {1, {}}},
+                                                      {"add", {2, {}}},
+                                                      {"sub", {2, {}}},
+                                                      {"mul", {2, {}}},
+                                                      {"exp", {1, {}}},
+                                                      {"log", {1, {}}},
+                                                      {"causal_mask", {1, {"offset"}}},
+                                                      {"padding_mask", {1, {"keys"}}},
+                                                      {"slice_rows", {1, {"begin", "count"}}},
+                                                      {"slice_cols", {1, {"begin", "count"}}},
+                                                      {"concat_cols", {0, {}}},
+                                                      {"cross_entropy", {1, {"targets"}}}};
   return ops;
+}
+
+/// "matmul, transpose, ...": the ops, for messages.
+inline std::string graph_file_op_list() {
+  std::string list;
+  for (const auto& [name, op] : graph_file_ops())
+    list += (list.empty() ? "" : ", ") + name;
+  return list;
 }
 
 namespace detail {
@@ -259,6 +290,15 @@ public:
   }
 
 private:
+  long integer(const JsonNode& v, const std::string& where, const std::string& what) {
+    if (v.kind != JsonNode::Kind::integer) fail(where, what + " must be an integer");
+    try {
+      return std::stol(v.text);
+    } catch (const std::exception&) {
+      fail(where, what + " " + v.text + " is out of range");
+    }
+  }
+
   void declare(const std::string& name, const std::string& where) {
     if (name.empty()) fail(where, "names must not be empty");
     if (!defined_.insert(name).second) fail(where, "the name '" + name + "' is already used (names are unique)");
@@ -269,7 +309,8 @@ private:
     if (v.kind != JsonNode::Kind::object) fail(where, std::string("a node is an object, not ") + kind_name(v.kind));
     if (!v.duplicate_key.empty()) fail(where, "key '" + v.duplicate_key + "' appears twice");
     NodeSpec n;
-    const JsonNode *name = nullptr, *op = nullptr, *args = nullptr, *factor = nullptr, *offset = nullptr;
+    const JsonNode *name = nullptr, *op = nullptr, *args = nullptr;
+    std::map<std::string, const JsonNode*> extra; // the op's own keys
     for (const auto& [key, value] : v.members) {
       if (key == "name")
         name = &value;
@@ -277,10 +318,9 @@ private:
         op = &value;
       else if (key == "args")
         args = &value;
-      else if (key == "factor")
-        factor = &value;
-      else if (key == "offset")
-        offset = &value;
+      else if (key == "factor" || key == "offset" || key == "begin" || key == "count" || key == "keys" ||
+               key == "targets")
+        extra[key] = &value;
       else
         fail(where, "unknown key '" + key + "'");
     }
@@ -290,13 +330,13 @@ private:
     if (!op || op->kind != JsonNode::Kind::string) fail(where, "needs an \"op\" string");
     n.op = op->text;
     const auto known = graph_file_ops().find(n.op);
-    if (known == graph_file_ops().end())
-      fail(where, "unknown op '" + n.op +
-                      "' (ops: matmul, transpose, scale, softmax, sum, add, sub, mul, exp, log, causal_mask)");
+    if (known == graph_file_ops().end()) fail(where, "unknown op '" + n.op + "' (ops: " + graph_file_op_list() + ")");
     where += " (" + n.op + ")";
+    const std::size_t arity = known->second.args;
     if (!args || args->kind != JsonNode::Kind::array) fail(where, "needs \"args\", a list of names");
-    if (args->items.size() != known->second)
-      fail(where, "takes " + std::to_string(known->second) + " argument" + (known->second == 1 ? "" : "s") + ", got " +
+    if (arity == 0 && args->items.empty()) fail(where, "takes one or more arguments, got 0");
+    if (arity > 0 && args->items.size() != arity)
+      fail(where, "takes " + std::to_string(arity) + " argument" + (arity == 1 ? "" : "s") + ", got " +
                       std::to_string(args->items.size()));
     for (const JsonNode& a : args->items) {
       if (a.kind != JsonNode::Kind::string) fail(where, "arguments are names (strings)");
@@ -304,28 +344,41 @@ private:
         fail(where, "argument '" + a.text + "' is not an input or an earlier node (a node may use only those)");
       n.args.push_back(a.text);
     }
-    if (n.op == "scale") {
-      if (!factor) fail(where, "needs \"factor\" (a number or a decimal string)");
+    const std::vector<std::string>& takes = known->second.keys;
+    for (const auto& [key, value] : extra)
+      if (std::find(takes.begin(), takes.end(), key) == takes.end())
+        fail(where, "has \"" + key + "\", which " + n.op + " does not take");
+    for (const std::string& key : takes)
+      if (!extra.count(key) && key != "offset") fail(where, "needs \"" + key + "\"");
+    if (const auto f = extra.find("factor"); f != extra.end()) {
+      const JsonNode* factor = f->second;
       if (factor->kind == JsonNode::Kind::string
               ? !is_decimal_text(factor->text)
               : factor->kind != JsonNode::Kind::number && factor->kind != JsonNode::Kind::integer)
         fail(where, "\"factor\" must be a number or a decimal string");
       if (factor->text == "nan") fail(where, "\"factor\" must not be nan");
       n.factor = factor->text;
-    } else if (factor) {
-      fail(where, "has \"factor\", which only scale takes");
     }
-    if (n.op == "causal_mask") {
-      if (offset) {
-        if (offset->kind != JsonNode::Kind::integer) fail(where, "\"offset\" must be an integer");
-        try {
-          n.offset = std::stol(offset->text);
-        } catch (const std::exception&) {
-          fail(where, "\"offset\" " + offset->text + " is out of range");
-        }
+    if (extra.count("offset")) n.offset = integer(*extra["offset"], where, "\"offset\"");
+    if (extra.count("begin")) n.begin = integer(*extra["begin"], where, "\"begin\"");
+    if (extra.count("count")) n.count = integer(*extra["count"], where, "\"count\"");
+    if (const auto f = extra.find("keys"); f != extra.end()) {
+      if (f->second->kind != JsonNode::Kind::array || f->second->items.empty())
+        fail(where, "\"keys\" must be a non-empty list of flags, 1 (a real key) or 0 (padding)");
+      for (const JsonNode& flag : f->second->items) {
+        if (flag.kind != JsonNode::Kind::integer || (flag.text != "0" && flag.text != "1"))
+          fail(where, "\"keys\" entries must be 1 (a real key) or 0 (padding), not " + flag.text);
+        n.keys.push_back(flag.text == "1");
       }
-    } else if (offset) {
-      fail(where, "has \"offset\", which only causal_mask takes");
+    }
+    if (const auto f = extra.find("targets"); f != extra.end()) {
+      if (f->second->kind != JsonNode::Kind::array || f->second->items.empty())
+        fail(where, "\"targets\" must be a non-empty list of class indices (integers >= 0)");
+      for (const JsonNode& t : f->second->items) {
+        const long target = integer(t, where, "\"targets\" entries");
+        if (target < 0) fail(where, "\"targets\" entries are class indices >= 0, not " + t.text);
+        n.targets.push_back(target);
+      }
     }
     declare(n.name, where);
     return n;
