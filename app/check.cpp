@@ -177,6 +177,12 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_option("--seed", cmd.seed, "Seed of the random case and of every random direction")->capture_default_str();
   sub->add_option("--size", cmd.size,
                   "T,D,d,r of the random case (each 1 to 64; default 4,3,3,2, or 4,4,4,4 for the extended attention)");
+  sub->add_option("--threads", cmd.threads, "Threads for the finite-difference coordinates (0: every core)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  sub->add_flag("--stats", cmd.stats,
+                "After the report: the random case's tape (nodes, bytes) and the peak resident memory");
+  sub->add_flag("--quiet", cmd.quiet, "No progress bar (it shows only on a terminal, for checks over about 1 s)");
   sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
   sub->add_option("--offset", cmd.offset,
                   "Extended attention: N cached positions before the T queries (keys: T + N); default 0");
@@ -214,6 +220,8 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   if (extended) args.config = parse_config(cmd, args.size);
   args.directional = cmd.directional;
   args.directions = cmd.directions;
+  args.threads = cmd.threads;
+  args.progress = !cmd.quiet;
 
   std::vector<Run> runs;
   if (cmd.precision.empty()) {
@@ -239,6 +247,9 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   }
 
   if (cmd.file.empty() && !cmd.inputs.empty()) throw UsageError("--inputs needs a graph FILE");
+  if (cmd.stats && (cmd.format == "json" || !cmd.file.empty()))
+    throw UsageError(
+        "--stats goes with the built-in case in text format (for a graph file: tapegrad grad FILE --stats)");
   std::optional<GraphSpec> spec;
   if (!cmd.file.empty()) spec = read_graph_file(cmd.file);
   CheckReport report;
@@ -252,6 +263,11 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
     print_json(out, report);
   else
     print_text(out, runs, report, cmd, args);
+  if (cmd.stats && cmd.file.empty())
+    for (const Run& run : runs)
+      out << "stats [engine " << run.engine.name << "]: " << with_precision(run.engine, [&](auto type) {
+        return check_stats<typename decltype(type)::type>(args);
+      }) << "\n";
   return report.passed() ? 0 : 1;
 }
 

@@ -21,6 +21,9 @@ struct CheckCommand {
   std::uint64_t seed = 1;
   bool directional = false;
   int directions = 3;
+  unsigned threads = 0; ///< finite-difference threads; 0: every core
+  bool quiet = false;   ///< no progress bar
+  bool stats = false;   ///< print the random case's tape size and the peak memory after the report
   // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
   bool causal = false;
   long offset = 0;
@@ -38,7 +41,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out);
 /// `tapegrad grad FILE`.
 struct GradCommand {
   std::string file, precision = "double", format = "text";
-  bool all_nodes = false, audit = false;
+  bool all_nodes = false, audit = false, stats = false;
 };
 CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd);
 int run_grad_command(const GradCommand& cmd, std::ostream& out);

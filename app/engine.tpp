@@ -22,6 +22,8 @@ inline CheckOptions check_options(const CheckArgs& args, unsigned reference_digi
   opt.directional = args.directional;
   opt.directions = args.directions;
   opt.reference_digits = reference_digits;
+  opt.threads = args.threads;
+  opt.progress = args.progress;
   return opt;
 }
 
@@ -63,6 +65,41 @@ template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::v
   return report;
 }
 
+inline std::string bytes_string(std::size_t bytes) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(1);
+  if (bytes < 1024)
+    out << bytes << " B";
+  else if (bytes < (1u << 20))
+    out << static_cast<double>(bytes) / 1024 << " KiB";
+  else
+    out << static_cast<double>(bytes) / (1u << 20) << " MiB";
+  return out.str();
+}
+
+template <Real T> std::string stats_line(const Tape<T>& tape) {
+  const typename Tape<T>::Stats st = tape.stats();
+  return "tape: " + std::to_string(st.nodes) + " nodes, values " + bytes_string(st.value_bytes) + ", gradients " +
+         bytes_string(st.grad_bytes) + " (VJPs save nothing beyond the node values); peak resident memory " +
+         bytes_string(peak_rss_bytes());
+}
+
+template <Real T> std::string check_stats(const CheckArgs& args) {
+  const auto& [n, D, d, r] = args.size;
+  Tape<T> tape;
+  if (args.config) {
+    const AttentionInputs<T> in = random_masked_attention<T>(args.seed, n, D, d, r, *args.config);
+    std::vector<Var<T>> v;
+    for (const Matrix<T>* m : {&in.X, &in.P, &in.Wq, &in.Wk, &in.Wv, &in.Wo, &in.G})
+      v.push_back(tape.input(*m));
+    tape.backward(probe(multi_head_attention(v[0], &v[1], v[2], v[3], v[4], &v[5], *args.config).O, v[6]));
+  } else {
+    tape.backward(record_attention(tape, random_attention<T>(args.seed, n, D, d, r)).J);
+  }
+  return "the random case's " + stats_line(tape);
+}
+
 /// A matrix as the format writes it: a list of rows of decimal strings.
 template <Real T> nlohmann::ordered_json matrix_json(const Matrix<T>& m) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -101,8 +138,14 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
     if (consumers[i].size() > 1) fanned.push_back(i);
 
   std::ostringstream text;
+  const typename Tape<T>::Stats st = tape.stats();
   if (args.format == "json") {
     nlohmann::ordered_json doc;
+    if (args.stats)
+      doc["stats"] = {{"nodes", st.nodes},
+                      {"value_bytes", st.value_bytes},
+                      {"gradient_bytes", st.grad_bytes},
+                      {"peak_rss_bytes", peak_rss_bytes()}};
     doc["precision"] = args.precision;
     doc["output"] = spec.output;
     doc["value"] = to_decimal(out.value()(0, 0));
@@ -143,6 +186,7 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
     }
     text << "d" << all[k].label() << "\n" << format_matrix(all[k].grad(), max_digits10<T>(), "  ");
   }
+  if (args.stats) text << "\n" << stats_line(tape) << "\n";
   if (args.audit) {
     text << "\nfan-out audit (nodes with more than one consumer; their gradient is the sum of the contributions):\n";
     if (fanned.empty()) text << "  none\n";

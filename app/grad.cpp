@@ -18,6 +18,7 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   sub->add_flag("--all-nodes", cmd.all_nodes, "Also print every node's gradient (\"node_gradients\" in JSON)");
+  sub->add_flag("--stats", cmd.stats, "Also print tape nodes, bytes in values and gradients, and peak memory");
   sub->add_flag("--audit", cmd.audit,
                 "Fan-out audit: nodes with more than one consumer and the gradient contributions summed into them");
   return sub;
@@ -26,7 +27,7 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
 int run_grad_command(const GradCommand& cmd, std::ostream& out) {
   const Precision p = parse_precision("--precision", cmd.precision);
   const GraphSpec spec = read_graph_file(cmd.file);
-  const GradArgs args{cmd.precision, cmd.format, cmd.all_nodes, cmd.audit};
+  const GradArgs args{cmd.precision, cmd.format, cmd.all_nodes, cmd.audit, cmd.stats};
   // Everything is computed before anything is printed: an error leaves stdout empty.
   const std::string text =
       with_precision(p, [&](auto type) { return run_grad<typename decltype(type)::type>(spec, args); });

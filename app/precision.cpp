@@ -27,3 +27,13 @@ Precision parse_precision(const std::string& option, const std::string& text) {
 unsigned default_reference_digits(const Precision& engine) { return std::max(50u, 2 * engine.digits); }
 
 } // namespace tapegrad::app
+
+#include "engine.hpp"
+
+#include <sys/resource.h>
+
+std::size_t tapegrad::app::peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::size_t>(usage.ru_maxrss) * 1024; // Linux reports KiB
+}

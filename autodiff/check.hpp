@@ -173,14 +173,16 @@ template <Real R> struct Reference {
   std::string step; ///< the sixth-order step at |x| <= 1, and Richardson's
 };
 
+/// Coordinates run on `threads` threads (0: every core); `progress` advances by one per coordinate and stencil.
 template <Real R, class F> Reference<R> fd_reference(const F& f, const std::vector<Matrix<R>>& inputs,
-                                                     const std::vector<std::string>& names, std::size_t k) {
+                                                     const std::vector<std::string>& names, std::size_t k,
+                                                     unsigned threads = 1, Progress* progress = nullptr) {
   const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
     Tape<R> tape;
     return record_graph(tape, f, x, names).value()(0, 0);
   };
-  return {central_difference<R>(J, inputs, k, Stencil::sixth_order),
-          central_difference<R>(J, inputs, k, Stencil::richardson),
+  return {central_difference<R>(J, inputs, k, Stencil::sixth_order, R(1), threads, progress),
+          central_difference<R>(J, inputs, k, Stencil::richardson, R(1), threads, progress),
           "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3) +
               ", h2 = " + to_string(default_step<R>(Stencil::richardson), 3) + " (times max(1, |x|))"};
 }
@@ -312,6 +314,8 @@ struct CheckOptions {
   std::uint64_t seed = 1;        ///< for every random draw; printed in the notes
   unsigned reference_digits = 0; ///< MPFR digits for the reference when R is mpfr_real (0: as set)
   TapeOptions tape_options;      ///< for the engine's tapes (fault injection in `tapegrad bugs`)
+  unsigned threads = 0;          ///< for the finite-difference coordinates; 0: every core
+  bool progress = false;         ///< a progress bar on stderr (only if a terminal, only after ~1 s)
 };
 
 /// Directional finite differences: d/dt J(x + t v) at t = 0 in R against <grad, v>. Weaker than the
@@ -409,9 +413,13 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
     report.append(node_check(tape, reference, opt.seed, threshold));
   }
   if (opt.directional) report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold));
+  std::size_t coordinates = 0;
+  for (std::size_t k = 0; k < inputs.size() && !opt.directional; ++k)
+    if (chosen(k)) coordinates += static_cast<std::size_t>(inputs[k].size());
+  Progress progress("finite differences", 2 * coordinates, opt.progress);
   for (std::size_t k = 0; k < inputs.size() && !opt.directional; ++k) {
     if (!chosen(k)) continue;
-    const Reference<R> ref = fd_reference(f, x, names, k);
+    const Reference<R> ref = fd_reference(f, x, names, k, opt.threads, &progress);
     report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson, ref.sixth,
                                           threshold, ref.step));
     report.checks.push_back(

@@ -5,7 +5,11 @@
 // them is h = eps^(1/(p+1)) (times max(1, |x|)), giving an error ~ eps^(p/(p+1)) relative to the function's
 // scale. These are the numbers tolerances are derived from.
 
+#include "parallel.hpp"
+#include "progress.hpp"
 #include "real.hpp"
+
+#include <algorithm>
 
 #include <cassert>
 #include <cstddef>
@@ -44,36 +48,44 @@ template <Real T> T step_at(const T& x, Stencil s, const T& factor = T(1)) {
 /// d f / d inputs[k] by central differences, coordinate by coordinate. `f` takes the inputs (all of them,
 /// with input k's one coordinate moved) and returns a T. The step is step_at(x, s, factor). A coordinate
 /// that is not finite (a -inf score) is a constant, not a variable: its derivative is reported as 0.
-template <Real T, class F> Matrix<T> central_difference(F&& f, std::vector<Matrix<T>> inputs, std::size_t k,
-                                                        Stencil s = Stencil::sixth_order, const T& factor = T(1)) {
-  Matrix<T>& x = inputs.at(k);
-  Matrix<T> g(x.rows(), x.cols());
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      const T x0 = x(i, j);
-      if (!is_finite(x0)) {
-        g(i, j) = T(0);
-        continue;
-      }
-      const T h = step_at(x0, s, factor);
-      const auto at = [&](const T& m) -> T { // f with the coordinate moved by m steps
-        x(i, j) = x0 + m * h;
-        return f(static_cast<const std::vector<Matrix<T>>&>(inputs));
-      };
-      if (s == Stencil::second_order) {
-        g(i, j) = (at(T(1)) - at(T(-1))) / (T(2) * h);
-      } else if (s == Stencil::richardson) {
-        const T half = T(1) / T(2);
-        const T d_h = (at(T(1)) - at(T(-1))) / (T(2) * h);
-        const T d_half = (at(half) - at(-half)) / h;
-        g(i, j) = (T(4) * d_half - d_h) / T(3);
-      } else {
-        g(i, j) =
-            (T(45) * (at(T(1)) - at(T(-1))) - T(9) * (at(T(2)) - at(T(-2))) + (at(T(3)) - at(T(-3)))) / (T(60) * h);
-      }
-      x(i, j) = x0;
+/// Coordinates are spread over `threads` threads (0: every core), each with its own copy of the inputs, so
+/// `f` must be safe to call concurrently (a graph recorded on a fresh tape per call is); `progress`, when
+/// given, advances by one per coordinate.
+template <Real T, class F> Matrix<T> central_difference(F&& f, const std::vector<Matrix<T>>& inputs, std::size_t k,
+                                                        Stencil s = Stencil::sixth_order, const T& factor = T(1),
+                                                        unsigned threads = 1, Progress* progress = nullptr) {
+  const Eigen::Index rows = inputs.at(k).rows(), cols = inputs.at(k).cols();
+  Matrix<T> g(rows, cols);
+  const std::size_t n = static_cast<std::size_t>(rows * cols);
+  const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(threads ? threads : hardware_threads(), n));
+  std::vector<std::vector<Matrix<T>>> scratch(std::max(1u, workers), inputs); // one copy of the inputs each
+  parallel_for(n, workers, [&](unsigned worker, std::size_t c) {
+    std::vector<Matrix<T>>& moved = scratch[worker];
+    Matrix<T>& x = moved[k];
+    const Eigen::Index i = static_cast<Eigen::Index>(c) / cols, j = static_cast<Eigen::Index>(c) % cols;
+    const T x0 = x(i, j);
+    if (progress) progress->advance();
+    if (!is_finite(x0)) {
+      g(i, j) = T(0);
+      return;
     }
-  }
+    const T h = step_at(x0, s, factor);
+    const auto at = [&](const T& m) -> T { // f with the coordinate moved by m steps
+      x(i, j) = x0 + m * h;
+      return f(static_cast<const std::vector<Matrix<T>>&>(moved));
+    };
+    if (s == Stencil::second_order) {
+      g(i, j) = (at(T(1)) - at(T(-1))) / (T(2) * h);
+    } else if (s == Stencil::richardson) {
+      const T half = T(1) / T(2);
+      const T d_h = (at(T(1)) - at(T(-1))) / (T(2) * h);
+      const T d_half = (at(half) - at(-half)) / h;
+      g(i, j) = (T(4) * d_half - d_h) / T(3);
+    } else {
+      g(i, j) = (T(45) * (at(T(1)) - at(T(-1))) - T(9) * (at(T(2)) - at(T(-2))) + (at(T(3)) - at(T(-3)))) / (T(60) * h);
+    }
+    x(i, j) = x0;
+  });
   return g;
 }
 

@@ -235,6 +235,22 @@ public:
     ++generation_;
   }
 
+  /// What the tape holds: nodes, and bytes in values and in gradients (the scalars' own storage, including
+  /// an MPFR number's limbs). VJPs read their operands from the parents' values, so nothing else is saved
+  /// per node but small constants (mask flags, targets, dropout patterns).
+  struct Stats {
+    std::size_t nodes = 0, value_bytes = 0, grad_bytes = 0;
+  };
+  Stats stats() const {
+    Stats st;
+    st.nodes = nodes_.size();
+    for (const Node& n : nodes_) {
+      st.value_bytes += matrix_bytes(n.value);
+      st.grad_bytes += matrix_bytes(n.grad) + matrix_bytes(n.adjoint);
+    }
+    return st;
+  }
+
   std::size_t size() const { return nodes_.size(); }
   const Node& node(std::size_t i) const {
     assert(i < nodes_.size());
@@ -290,6 +306,13 @@ private:
     else
       n.adjoint += contribution;
     ++n.contributions;
+  }
+
+  static std::size_t matrix_bytes(const Matrix<T>& m) {
+    std::size_t per = sizeof(T);
+    if constexpr (runtime_precision<T>) // the limbs live outside the object
+      if (m.size() > 0) per += (static_cast<std::size_t>(m.data()[0].precision()) * 3322 / 1000 / 64 + 1) * 8;
+    return static_cast<std::size_t>(m.size()) * per;
   }
 
   std::vector<Node> nodes_;

@@ -1,7 +1,33 @@
 #pragma once
 #include "../autodiff/operands.hpp"
 
+#include <cassert>
+#include <type_traits>
+
 namespace tapegrad {
+
+/// a b in plain loops, i-k-j order over row-major storage (each a[i][k] once, rows of b streamed). For
+/// multiprecision types this beats Eigen's GEMM, whose blocking and packing pay only for native types
+/// (bench/matmul.cpp measures both).
+template <Real T> Matrix<T> matmul_loops(const Matrix<T>& a, const Matrix<T>& b) {
+  assert(a.cols() == b.rows());
+  Matrix<T> c = Matrix<T>::Zero(a.rows(), b.cols());
+  for (Eigen::Index i = 0; i < a.rows(); ++i)
+    for (Eigen::Index k = 0; k < a.cols(); ++k) {
+      const T& aik = a(i, k);
+      for (Eigen::Index j = 0; j < b.cols(); ++j)
+        c(i, j) += aik * b(k, j);
+    }
+  return c;
+}
+
+/// The product with the fastest kernel measured for T: Eigen for native floating point, loops otherwise.
+template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a * b;
+  else
+    return matmul_loops(a, b);
+}
 
 /// matmul(a, b): matrix product.                          a: m x n, b: n x p, result: m x p
 ///   forward  result[i][j] = sum_k a[i][k] b[k][j]
@@ -10,12 +36,17 @@ namespace tapegrad {
 template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   Tape<T>& tape = common_tape("matmul", a, b);
   if (a.cols() != b.rows()) shape_mismatch("matmul", a, b, "columns of the left must equal rows of the right");
-  Matrix<T> result = a.value() * b.value();
+  Matrix<T> result = product(a.value(), b.value());
   return tape.record(
       "MatMul", {a, b}, std::move(result),
       [](Backprop<T>& bp) {
-        bp.accumulate(0, bp.grad() * bp.input(1).transpose());
-        bp.accumulate(1, bp.input(0).transpose() * bp.grad());
+        if constexpr (std::is_floating_point_v<T>) {
+          bp.accumulate(0, bp.grad() * bp.input(1).transpose());
+          bp.accumulate(1, bp.input(0).transpose() * bp.grad());
+        } else {
+          bp.accumulate(0, product<T>(bp.grad(), bp.input(1).transpose()));
+          bp.accumulate(1, product<T>(bp.input(0).transpose(), bp.grad()));
+        }
       },
       [](const std::vector<Var<T>>& in) { return matmul(in[0], in[1]); }, std::move(label));
 }

@@ -1,0 +1,91 @@
+// The checker's parallel coordinate loop gives the same numbers as the serial one, bit for bit; the fork-join
+// loop covers every item once and passes exceptions on; the multiprecision product kernel equals Eigen's;
+// the tape stores matrix nodes, not scalar ones.
+#include "../support.hpp"
+
+#include <tapegrad/autodiff/check.hpp>
+#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/graph_build.hpp>
+
+#include <atomic>
+#include <stdexcept>
+
+using namespace tapegrad;
+
+TEST_CASE("parallel_for: every item exactly once on 1, 2 and 7 threads; the first exception is rethrown") {
+  for (unsigned threads : {1u, 2u, 7u}) {
+    std::vector<std::atomic<int>> seen(1000);
+    parallel_for(seen.size(), threads, [&](unsigned worker, std::size_t i) {
+      CHECK(worker < threads);
+      ++seen[i];
+    });
+    for (const auto& s : seen)
+      CHECK(s == 1);
+  }
+  CHECK_THROWS_WITH_AS(parallel_for(100, 2,
+                                    [](unsigned, std::size_t i) {
+                                      if (i == 37) throw std::runtime_error("item 37");
+                                    }),
+                       "item 37", std::runtime_error);
+}
+
+TEST_CASE("finite differences on 2 threads equal 1 thread bit for bit (double and MPFR 50 digits)") {
+  const AttentionInputs<double> in = random_attention<double>(9, 4, 3, 3, 2);
+  MESSAGE("seed 9");
+  const std::vector<Matrix<double>> x{in.X, in.Wq, in.Wk, in.Wv, in.G};
+  const std::vector<std::string> names{"X", "Wq", "Wk", "Wv", "G"};
+  const Reference<double> one = fd_reference(FullAttentionGraph{}, x, names, 0, 1);
+  const Reference<double> two = fd_reference(FullAttentionGraph{}, x, names, 0, 2);
+  CHECK(one.sixth == two.sixth);
+  CHECK(one.richardson == two.richardson);
+  MpfrDigits digits(50);
+  std::vector<Matrix<mpfr_real>> xr;
+  for (const Matrix<double>& m : x)
+    xr.push_back(convert<mpfr_real>(m));
+  const Reference<mpfr_real> r1 = fd_reference(FullAttentionGraph{}, xr, names, 1, 1);
+  const Reference<mpfr_real> r2 = fd_reference(FullAttentionGraph{}, xr, names, 1, 2);
+  CHECK(r1.sixth == r2.sixth);
+  CHECK(r1.sixth(0, 0).precision() == 50); // the workers made their numbers at the reference's digits
+  CHECK(r2.sixth(1, 1).precision() == 50);
+}
+
+TEST_CASE_TEMPLATE("matmul_loops equals Eigen's product exactly on exact inputs", T, double, float50, mpfr_real) {
+  test::RandomMatrices random(79);
+  const Matrix<T> a = random.make<T>(5, 7), b = random.make<T>(7, 3);
+  // entries k/8 with |k| <= 9: every product and partial sum is exact in each of these types
+  CHECK(matmul_loops(a, b) == Matrix<T>(a * b));
+  CHECK(product(a, b) == Matrix<T>(a * b));
+}
+
+TEST_CASE("the tape holds matrix nodes: attention at T = 512 records tens of nodes, and stats counts their bytes") {
+  const AttentionInputs<double> in = random_attention<double>(11, 512, 64, 64, 64);
+  Tape<double> tape;
+  const AttentionProblem<double> p = record_attention(tape, in);
+  tape.backward(p.J);
+  const Tape<double>::Stats st = tape.stats();
+  MESSAGE("T = 512: " << st.nodes << " nodes, " << st.value_bytes << " bytes of values, " << st.grad_bytes
+                      << " bytes of gradients");
+  CHECK(st.nodes == tape.size());
+  CHECK(st.nodes < 30);
+  std::size_t values = 0;
+  for (std::size_t i = 0; i < tape.size(); ++i)
+    values += static_cast<std::size_t>(tape.node(i).value.size()) * sizeof(double);
+  CHECK(st.value_bytes == values);
+  CHECK(st.grad_bytes >= values - 8); // every node reached (the output's 1x1 gradient included)
+}
+
+TEST_CASE(
+    "lift into MPFR is exact and leaves Boost's default MPFR precision alone (the checker's threads rely on it)") {
+  MpfrDigits digits(120);
+  for (const float50& x : {float50(1) / float50(3), -float50(2) / float50(7), float50(0), float50(12345)}) {
+    const mpfr_real y = lift<mpfr_real>(x);
+    CHECK(mpfr_real::default_precision() == 120);
+    CHECK(y.precision() == 120);
+    CHECK(static_cast<float50>(y) == x);   // back exactly
+    CHECK(y == static_cast<mpfr_real>(x)); // the same value Boost's conversion gives
+    CHECK(mpfr_real::default_precision() == 120);
+  }
+  CHECK(lift<mpfr_real>(1.0 / 3.0) == mpfr_real(1.0 / 3.0));
+  CHECK(lift<mpfr_real>(float128(1) / 3) == static_cast<mpfr_real>(float128(1) / 3));
+  CHECK(lift<mpfr_real>(-infinity<float50>()) == -infinity<mpfr_real>());
+}
