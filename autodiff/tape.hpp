@@ -301,10 +301,12 @@ private:
   template <class Expr> void accumulate(std::size_t i, const Expr& contribution) {
     Node& n = nodes_[i];
     assert(contribution.rows() == n.value.rows() && contribution.cols() == n.value.cols());
+    // noalias: a contribution is made from the child's adjoint and the operands' values, never from this
+    // node's own adjoint, so Eigen may evaluate a product straight into it (no temporary, no copy).
     if (n.adjoint.size() == 0 || options_.inject_overwrite_fault)
-      n.adjoint = contribution;
+      n.adjoint.noalias() = contribution;
     else
-      n.adjoint += contribution;
+      n.adjoint.noalias() += contribution;
     ++n.contributions;
   }
 
