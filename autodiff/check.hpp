@@ -261,8 +261,8 @@ template <Real T, class F> CheckReport dual_check(const F& f, const std::vector<
 /// random upstream gradient W; names the node whose VJP is wrong. The VJP is the engine's (T, from `tape`);
 /// the differences are taken in R with the same op replayed from `reference` (the same graph recorded on
 /// Tape<R>), at the T parent values converted exactly, so a steep op (log near 0) is resolved too.
-template <Real T, Real R>
-CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint64_t seed, const R& threshold) {
+template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint64_t seed,
+                                                 const R& threshold, unsigned threads = 1) {
   assert(tape.size() == reference.size());
   CheckReport report;
   std::mt19937_64 rng(seed);
@@ -299,10 +299,10 @@ CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint6
     for (const Matrix<T>& m : parents)
       parents_r.push_back(convert<R>(m));
     for (std::size_t k = 0; k < parents.size(); ++k)
-      report.checks.push_back(compare<R, T>("per-node VJP",
-                                            tape.node_name(i) + " <- " + tape.node_name(node.parents[k]),
-                                            scratch.grad(vars[k]), central_difference<R>(J, parents_r, k), threshold,
-                                            "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3)));
+      report.checks.push_back(compare<R, T>(
+          "per-node VJP", tape.node_name(i) + " <- " + tape.node_name(node.parents[k]), scratch.grad(vars[k]),
+          central_difference<R>(J, parents_r, k, Stencil::sixth_order, R(1), threads), threshold,
+          "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3)));
   }
   return report;
 }
@@ -410,7 +410,7 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
   {
     Tape<R> reference;
     record_graph(reference, f, x, names);
-    report.append(node_check(tape, reference, opt.seed, threshold));
+    report.append(node_check(tape, reference, opt.seed, threshold, opt.threads));
   }
   if (opt.directional) report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold));
   std::size_t coordinates = 0;
