@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -137,7 +138,21 @@ void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckRepo
       << " failed, " << report.warnings.size() << " warnings)\n";
 }
 
-void print_json(std::ostream& out, const CheckReport& report) {
+/// "i/n" with 0 <= i < n <= 10000.
+Shard parse_shard(const std::string& text) {
+  Shard shard;
+  char slash = 0;
+  std::istringstream in(text);
+  long i = -1, n = 0;
+  if (!(in >> i >> slash >> n) || slash != '/' || in.peek() != std::char_traits<char>::eof() || n < 1 || n > 10000 ||
+      i < 0 || i >= n)
+    throw UsageError("--shard: expected i/n with 0 <= i < n <= 10000, such as 0/3; got '" + text + "'");
+  shard.index = static_cast<unsigned>(i);
+  shard.count = static_cast<unsigned>(n);
+  return shard;
+}
+
+void print_json(std::ostream& out, const CheckReport& report, const Shard& shard) {
   nlohmann::json checks = nlohmann::json::array();
   for (const CheckResult& c : report.checks)
     checks.push_back({{"graph", c.graph},
@@ -153,9 +168,13 @@ void print_json(std::ostream& out, const CheckReport& report) {
                       {"step", c.step},
                       {"threshold", c.threshold},
                       {"passed", c.passed},
-                      {"note", c.note}});
-  const nlohmann::json doc{
-      {"verdict", report.passed() ? "pass" : "fail"}, {"checks", checks}, {"warnings", report.warnings}};
+                      {"note", c.note},
+                      {"task", c.task}});
+  nlohmann::json doc{{"verdict", report.passed() ? "pass" : "fail"}, {"checks", checks}, {"warnings", report.warnings}};
+  if (shard.count > 1) {
+    doc["verdict"] = "partial";
+    doc["shard"] = {{"index", shard.index}, {"count", shard.count}, {"tasks", shard.next}};
+  }
   out << doc.dump(2) << "\n";
 }
 
@@ -182,6 +201,9 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
       ->capture_default_str();
   sub->add_flag("--stats", cmd.stats,
                 "After the report: the random case's tape (nodes, bytes) and the peak resident memory");
+  sub->add_option("--shard", cmd.shard,
+                  "i/n: only share i of n of the work (finite differences input by input, per-node checks, ...), "
+                  "as a partial JSON report for 'tapegrad merge'");
   sub->add_flag("--quiet", cmd.quiet, "No progress bar (it shows only on a terminal, for checks over about 1 s)");
   sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
   sub->add_option("--offset", cmd.offset,
@@ -250,6 +272,13 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   if (cmd.stats && (cmd.format == "json" || !cmd.file.empty()))
     throw UsageError(
         "--stats goes with the built-in case in text format (for a graph file: tapegrad grad FILE --stats)");
+  Shard shard; // numbers the units of work even in a whole run, so merged partial reports equal it
+  if (!cmd.shard.empty()) {
+    shard = parse_shard(cmd.shard);
+    if (cmd.format != "json")
+      throw UsageError("--shard writes a partial report for 'tapegrad merge': add --format json");
+  }
+  args.shard = &shard;
   std::optional<GraphSpec> spec;
   if (!cmd.file.empty()) spec = read_graph_file(cmd.file);
   CheckReport report;
@@ -260,7 +289,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
                   : run_check<T>(args, run.reference_digits);
     }));
   if (cmd.format == "json")
-    print_json(out, report);
+    print_json(out, report, shard);
   else
     print_text(out, runs, report, cmd, args);
   if (cmd.stats && cmd.file.empty())
@@ -268,6 +297,9 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
       out << "stats [engine " << run.engine.name << "]: " << with_precision(run.engine, [&](auto type) {
         return check_stats<typename decltype(type)::type>(args);
       }) << "\n";
+  if (shard.count > 1) // a partial report: fails only if one of its own checks failed
+    return std::all_of(report.checks.begin(), report.checks.end(), [](const CheckResult& c) { return c.passed; }) ? 0
+                                                                                                                  : 1;
   return report.passed() ? 0 : 1;
 }
 

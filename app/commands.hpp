@@ -24,6 +24,7 @@ struct CheckCommand {
   unsigned threads = 0; ///< finite-difference threads; 0: every core
   bool quiet = false;   ///< no progress bar
   bool stats = false;   ///< print the random case's tape size and the peak memory after the report
+  std::string shard;    ///< "i/n": only this run's share of the work, as a partial report for `merge`
   // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
   bool causal = false;
   long offset = 0;
@@ -37,6 +38,13 @@ struct CheckCommand {
 };
 CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd);
 int run_check_command(const CheckCommand& cmd, std::ostream& out);
+
+/// `tapegrad merge PARTIAL...`: partial reports of `check --shard i/n` combined into the whole report.
+struct MergeCommand {
+  std::vector<std::string> files;
+};
+CLI::App* add_merge_command(CLI::App& cli, MergeCommand& cmd);
+int run_merge_command(const MergeCommand& cmd, std::ostream& out);
 
 /// `tapegrad grad FILE`.
 struct GradCommand {

@@ -18,8 +18,9 @@ struct CheckArgs {
   std::array<int, 4> size{4, 3, 3, 2}; ///< T, D, d, r of the random case
   bool directional = false;
   int directions = 3;
-  unsigned threads = 0; ///< finite-difference threads; 0: every core
-  bool progress = true; ///< a progress bar on stderr when it is a terminal and the check runs over ~1 s
+  unsigned threads = 0;   ///< finite-difference threads; 0: every core
+  bool progress = true;   ///< a progress bar on stderr when it is a terminal and the check runs over ~1 s
+  Shard* shard = nullptr; ///< numbers the units of work; with count > 1, only this run's share
   /// The extended attention (heads, masks, offset, dropout, positions, Wo) instead of the chapter's.
   std::optional<AttentionConfig> config;
 };

@@ -24,6 +24,7 @@ inline CheckOptions check_options(const CheckArgs& args, unsigned reference_digi
   opt.reference_digits = reference_digits;
   opt.threads = args.threads;
   opt.progress = args.progress;
+  opt.shard = args.shard;
   return opt;
 }
 

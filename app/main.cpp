@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   CLI::App* grad_cmd = tapegrad::app::add_grad_command(cli, grad);
   tapegrad::app::BugsCommand bugs;
   CLI::App* bugs_cmd = tapegrad::app::add_bugs_command(cli, bugs);
+  tapegrad::app::MergeCommand merge;
+  CLI::App* merge_cmd = tapegrad::app::add_merge_command(cli, merge);
   tapegrad::app::DotCommand dot;
   CLI::App* dot_cmd = tapegrad::app::add_dot_command(cli, dot);
 
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
     if (grad_cmd->parsed()) return tapegrad::app::run_grad_command(grad, std::cout);
     if (dot_cmd->parsed()) return tapegrad::app::run_dot_command(dot, std::cout);
     if (bugs_cmd->parsed()) return tapegrad::app::run_bugs_command(bugs, std::cout);
+    if (merge_cmd->parsed()) return tapegrad::app::run_merge_command(merge, std::cout);
     return tapegrad::app::run_default(std::cout);
   } catch (const tapegrad::Error& e) {
     std::cerr << "tapegrad: error: " << e.what() << "\n";

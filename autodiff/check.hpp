@@ -55,7 +55,18 @@ struct CheckResult {
   std::string step;                         ///< the finite-difference step ("none" for dual numbers)
   std::string threshold;                    ///< fixed before the run
   bool passed = false;
-  std::string note; ///< e.g. "weaker: random projections"
+  std::string note;     ///< e.g. "weaker: random projections"
+  std::size_t task = 0; ///< the unit of work it came from (see Shard): orders a merge of partial reports
+};
+
+/// Splits the work of a check over n runs (`--shard i/n`): units of work (one input's finite differences,
+/// the per-node checks, ...) are numbered in the order a run meets them, the same in every run with the
+/// same options; run i does the units whose number is i modulo n. Pass one Shard to every check of a run.
+struct Shard {
+  unsigned index = 0, count = 1;
+  std::size_t next = 0;
+  /// Numbers the next unit; true when it is this run's.
+  bool take() { return next++ % count == index; }
 };
 
 struct CheckReport {
@@ -79,7 +90,7 @@ struct CheckReport {
 
 /// Exact conversion T -> R (R has at least T's precision).
 template <Real R, Real T> Matrix<R> convert(const Matrix<T>& m) {
-  return m.unaryExpr([](const T& x) { return static_cast<R>(x); });
+  return m.unaryExpr([](const T& x) { return exact_convert<R>(x); });
 }
 
 /// Errors from rounding in T's own arithmetic, relative to the largest gradient entry: 1024 eps.
@@ -316,7 +327,19 @@ struct CheckOptions {
   TapeOptions tape_options;      ///< for the engine's tapes (fault injection in `tapegrad bugs`)
   unsigned threads = 0;          ///< for the finite-difference coordinates; 0: every core
   bool progress = false;         ///< a progress bar on stderr (only if a terminal, only after ~1 s)
+  Shard* shard = nullptr;        ///< when set, only this run's units of work (and they are numbered)
 };
+
+/// Runs `unit` if it is this run's share (always without a shard), tagging what it adds to `report` with
+/// the unit's number.
+template <class Unit> void shard_unit(const CheckOptions& opt, CheckReport& report, Unit&& unit) {
+  const std::size_t task = opt.shard ? opt.shard->next : 0;
+  if (opt.shard && !opt.shard->take()) return;
+  const std::size_t first = report.checks.size();
+  unit();
+  for (std::size_t i = first; i < report.checks.size(); ++i)
+    report.checks[i].task = task;
+}
 
 /// Directional finite differences: d/dt J(x + t v) at t = 0 in R against <grad, v>. Weaker than the
 /// per-coordinate check: an error orthogonal to every v drawn goes unseen.
@@ -384,16 +407,18 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
   const EngineGradient<T> engine = engine_gradient(f, inputs, names, opt.tape_options);
   Tape<T> tape(opt.tape_options); // for the per-node check
   record_graph(tape, f, inputs, names);
-  report.append(dual_check(f, inputs, names, engine, opt.directions, opt.seed));
   const auto chosen = [&](std::size_t k) {
     return opt.wrt.empty() || std::find(opt.wrt.begin(), opt.wrt.end(), k) != opt.wrt.end();
   };
   const auto name_of = [&](std::size_t k) { return k < names.size() ? names[k] : "in" + std::to_string(k); };
-  for (const OtherGradient<T>& other : others)
-    for (std::size_t k = 0; k < inputs.size() && k < other.grads.size(); ++k)
-      if (chosen(k) && other.grads[k].size() > 0)
-        report.checks.push_back(compare<T, T>("tape vs " + other.name, name_of(k), engine.grads[k], other.grads[k],
-                                              engine_tolerance<T>(), "none"));
+  shard_unit(opt, report, [&] {
+    report.append(dual_check(f, inputs, names, engine, opt.directions, opt.seed));
+    for (const OtherGradient<T>& other : others)
+      for (std::size_t k = 0; k < inputs.size() && k < other.grads.size(); ++k)
+        if (chosen(k) && other.grads[k].size() > 0)
+          report.checks.push_back(compare<T, T>("tape vs " + other.name, name_of(k), engine.grads[k], other.grads[k],
+                                                engine_tolerance<T>(), "none"));
+  });
 
   // Everything about T is settled before R's precision takes effect: when both are MPFR, epsilon<T>() and
   // T's name would otherwise follow R's digits.
@@ -407,27 +432,30 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
   std::vector<Matrix<R>> x;
   for (const Matrix<T>& m : inputs)
     x.push_back(convert<R>(m));
-  {
+  shard_unit(opt, report, [&] {
     Tape<R> reference;
     record_graph(reference, f, x, names);
     report.append(node_check(tape, reference, opt.seed, threshold, opt.threads));
-  }
-  if (opt.directional) report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold));
+  });
+  if (opt.directional)
+    shard_unit(opt, report, [&] { report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold)); });
   std::size_t coordinates = 0;
   for (std::size_t k = 0; k < inputs.size() && !opt.directional; ++k)
     if (chosen(k)) coordinates += static_cast<std::size_t>(inputs[k].size());
   Progress progress("finite differences", 2 * coordinates, opt.progress);
   for (std::size_t k = 0; k < inputs.size() && !opt.directional; ++k) {
     if (!chosen(k)) continue;
-    const Reference<R> ref = fd_reference(f, x, names, k, opt.threads, &progress);
-    report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson, ref.sixth,
-                                          threshold, ref.step));
-    report.checks.push_back(
-        compare<R, T>("tape vs finite differences", name_of(k), engine.grads[k], ref.sixth, threshold, ref.step));
-    for (const OtherGradient<T>& other : others)
-      if (k < other.grads.size() && other.grads[k].size() > 0)
-        report.checks.push_back(compare<R, T>(other.name + " vs finite differences", name_of(k), other.grads[k],
-                                              ref.sixth, threshold, ref.step));
+    shard_unit(opt, report, [&] {
+      const Reference<R> ref = fd_reference(f, x, names, k, opt.threads, &progress);
+      report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson,
+                                            ref.sixth, threshold, ref.step));
+      report.checks.push_back(
+          compare<R, T>("tape vs finite differences", name_of(k), engine.grads[k], ref.sixth, threshold, ref.step));
+      for (const OtherGradient<T>& other : others)
+        if (k < other.grads.size() && other.grads[k].size() > 0)
+          report.checks.push_back(compare<R, T>(other.name + " vs finite differences", name_of(k), other.grads[k],
+                                                ref.sixth, threshold, ref.step));
+    });
   }
   for (std::size_t i = first_reference_check; i < report.checks.size(); ++i)
     report.checks[i].engine_precision = engine_name; // all part of this engine's run

@@ -6,6 +6,7 @@
 
 #include <boost/math/special_functions/fpclassify.hpp>
 #include <boost/multiprecision/cpp_bin_float.hpp>
+#include <boost/multiprecision/cpp_int.hpp>
 #include <boost/multiprecision/eigen.hpp>
 #include <boost/multiprecision/float128.hpp>
 #include <boost/multiprecision/mpfr.hpp>
@@ -73,6 +74,33 @@ template <Real T> T infinity() { return std::numeric_limits<T>::infinity(); }
 template <Real T> T epsilon() { return std::numeric_limits<T>::epsilon(); }
 
 /// Significant decimal digits that T carries (run-time for mpfr_real).
+/// x exactly, as an R that holds it (R at least as precise as T). An mpfr_real result always has the
+/// current default precision: Boost 1.74 gives a number converted from another multiprecision type that
+/// type's precision, and any later operation on such numbers alone switches the process-wide default
+/// precision while it runs (scoped_default_precision), which races with the checker's threads. So the
+/// value goes through its integer mantissa, x = m 2^e, and an MPFR x is re-made at the default precision.
+template <Real R, Real T> R exact_convert(const T& x) {
+  if constexpr (std::same_as<R, T> && !runtime_precision<R>) {
+    return x;
+  } else if constexpr (std::same_as<R, T>) {
+    return R(x, R::default_precision());
+  } else if constexpr (runtime_precision<R>) {
+    if (!boost::math::isfinite(x))
+      return boost::math::isnan(x) ? R(std::numeric_limits<double>::quiet_NaN())
+             : x > T(0)            ? R(std::numeric_limits<double>::infinity())
+                                   : R(-std::numeric_limits<double>::infinity());
+    using std::frexp;
+    using std::ldexp;
+    int e = 0;
+    const int bits = std::numeric_limits<T>::digits;
+    const T m = ldexp(frexp(x, &e), bits); // an integer of at most `bits` bits, exactly
+    const boost::multiprecision::cpp_int mantissa(m);
+    return ldexp(R(mantissa.str()), e - bits);
+  } else {
+    return static_cast<R>(x);
+  }
+}
+
 template <Real T> int digits10() {
   if constexpr (runtime_precision<T>) // MPFR, or Dual of it
     return static_cast<int>(mpfr_real::default_precision());

@@ -140,10 +140,12 @@ template <Real T, Real R> CheckReport check_attention(const std::string& name, c
 
   // The forward values agree too (the by-hand code is independent of ops/).
   CheckReport forward;
-  forward.checks.push_back(
-      compare<T, T>("tape vs hand-written forward", "O", O.value(), full.O, engine_tolerance<T>(), "none"));
-  forward.checks.push_back(compare<T, T>("tape vs hand-written forward", extended ? A.label() : "A", A.value(),
-                                         full.A[0], engine_tolerance<T>(), "none"));
+  shard_unit(opt, forward, [&] {
+    forward.checks.push_back(
+        compare<T, T>("tape vs hand-written forward", "O", O.value(), full.O, engine_tolerance<T>(), "none"));
+    forward.checks.push_back(compare<T, T>("tape vs hand-written forward", extended ? A.label() : "A", A.value(),
+                                           full.A[0], engine_tolerance<T>(), "none"));
+  });
   report.append(std::move(forward), name + ", forward");
 
   for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, R>(opt))))

@@ -8,8 +8,6 @@
 #include "../ops/ops.hpp"
 #include "graph_file.hpp"
 
-#include <boost/multiprecision/cpp_int.hpp>
-
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -34,31 +32,11 @@ template <Real T> T from_decimal(const std::string& text) {
 }
 
 /// x of type T as a U that holds T exactly (a wider type, or Dual<T> with derivative 0).
-///
-/// Into MPFR the value goes through its integer mantissa, x = m 2^e: Boost's own conversion from a number of
-/// another precision switches Boost's process-wide default MPFR precision for its duration
-/// (scoped_default_precision), which would race with the checker's threads, each of which makes numbers at
-/// that default.
 template <Real U, Real T> U lift(const T& x) {
-  if constexpr (std::same_as<U, T>) {
-    return x;
-  } else if constexpr (std::same_as<U, Dual<T>>) {
+  if constexpr (std::same_as<U, Dual<T>>)
     return U(x);
-  } else if constexpr (runtime_precision<U>) {
-    if (!is_finite(x))
-      return is_nan(x)  ? U(std::numeric_limits<double>::quiet_NaN())
-             : x > T(0) ? U(infinity<double>())
-                        : U(-infinity<double>());
-    using std::frexp;
-    using std::ldexp;
-    int e = 0;
-    const int bits = std::numeric_limits<T>::digits;
-    const T m = ldexp(frexp(x, &e), bits); // an integer of at most `bits` bits, exactly
-    const boost::multiprecision::cpp_int mantissa(m);
-    return ldexp(U(mantissa.str()), e - bits);
-  } else {
-    return static_cast<U>(x);
-  }
+  else
+    return exact_convert<U>(x);
 }
 
 template <Real T> Matrix<T> from_text(const MatrixText& m) {

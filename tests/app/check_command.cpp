@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -69,4 +71,75 @@ TEST_CASE("check --precision mpfr digits and --directional run and say they are 
   CHECK(run_check_command(cmd, out) == 0);
   CHECK(out.str().find("DIRECTIONAL mode (weaker") != std::string::npos);
   CHECK(out.str().find("engine 30 against a 60-digit MPFR reference") != std::string::npos);
+}
+
+namespace {
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("tapegrad-test-" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+} // namespace
+
+TEST_CASE("check --shard i/n: three partial reports merged equal one whole run, check for check") {
+  for (const bool extended : {false, true}) {
+    CAPTURE(extended);
+    CheckCommand cmd;
+    cmd.format = "json";
+    cmd.size = "3,2,2,2";
+    if (extended) {
+      cmd.causal = true;
+      cmd.heads = 2;
+      cmd.size = "3,4,4,2";
+    }
+    std::ostringstream whole;
+    CHECK(run_check_command(cmd, whole) == 0);
+    MergeCommand merge;
+    std::size_t partial_checks = 0;
+    for (int i = 2; i >= 0; --i) { // any order
+      cmd.shard = std::to_string(i) + "/3";
+      std::ostringstream part;
+      CHECK(run_check_command(cmd, part) == 0);
+      const nlohmann::json doc = nlohmann::json::parse(part.str());
+      CHECK(doc.at("verdict") == "partial");
+      CHECK(doc.at("shard").at("index") == i);
+      partial_checks += doc.at("checks").size();
+      merge.files.push_back(temp_file("shard" + std::to_string(i) + ".json", part.str()));
+    }
+    std::ostringstream merged;
+    CHECK(run_merge_command(merge, merged) == 0);
+    const nlohmann::json a = nlohmann::json::parse(whole.str()), b = nlohmann::json::parse(merged.str());
+    MESSAGE("whole run " << a.at("checks").size() << " checks; three shards " << partial_checks << "; merged "
+                         << b.at("checks").size());
+    CHECK(partial_checks == a.at("checks").size()); // each unit of work done exactly once
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE("merge: missing, repeated or mismatched shards and whole reports are user errors") {
+  CheckCommand cmd;
+  cmd.format = "json";
+  cmd.size = "2,2,2,2";
+  cmd.precision = "double";
+  std::vector<std::string> files;
+  for (const char* s : {"0/2", "1/2", "0/3"}) {
+    cmd.shard = s;
+    std::ostringstream part;
+    run_check_command(cmd, part);
+    files.push_back(temp_file(std::string("m") + s[0] + s[2] + ".json", part.str()));
+  }
+  std::ostringstream out;
+  CHECK_THROWS_WITH_AS(run_merge_command({{files[0]}}, out), "merge: shards 1 of 2 are missing", tapegrad::UsageError);
+  CHECK_THROWS_AS(run_merge_command({{files[0], files[0], files[1]}}, out), tapegrad::UsageError);
+  CHECK_THROWS_AS(run_merge_command({{files[0], files[2]}}, out), tapegrad::UsageError);
+  cmd.shard.clear();
+  std::ostringstream whole;
+  run_check_command(cmd, whole);
+  CHECK_THROWS_AS(run_merge_command({{temp_file("whole.json", whole.str())}}, out), tapegrad::UsageError);
+  CHECK_THROWS_AS(run_merge_command({{temp_file("bad.json", "{")}}, out), tapegrad::UsageError);
+  cmd.shard = "3/3";
+  CHECK_THROWS_AS(run_check_command(cmd, out), tapegrad::UsageError);
+  cmd.shard = "0/2";
+  cmd.format = "text";
+  CHECK_THROWS_AS(run_check_command(cmd, out), tapegrad::UsageError);
 }

@@ -89,3 +89,23 @@ TEST_CASE(
   CHECK(lift<mpfr_real>(float128(1) / 3) == static_cast<mpfr_real>(float128(1) / 3));
   CHECK(lift<mpfr_real>(-infinity<float50>()) == -infinity<mpfr_real>());
 }
+
+TEST_CASE("convert into MPFR makes every entry at the current default precision, from float50 and from MPFR 60") {
+  Matrix<float50> a(1, 2);
+  a << float50(1) / float50(3), float50(5);
+  Matrix<mpfr_real> b60;
+  {
+    MpfrDigits digits(60);
+    b60 = convert<mpfr_real>(a);
+    CHECK(b60(0, 0).precision() == 60);
+  }
+  MpfrDigits digits(120);
+  const Matrix<mpfr_real> c = convert<mpfr_real>(a), d = convert<mpfr_real>(b60);
+  for (Eigen::Index j = 0; j < 2; ++j) {
+    CHECK(c(0, j).precision() == 120);
+    CHECK(d(0, j).precision() == 120);
+    CHECK(static_cast<float50>(c(0, j)) == a(0, j));
+    CHECK(d(0, j) == b60(0, j));
+  }
+  CHECK(mpfr_real::default_precision() == 120);
+}
