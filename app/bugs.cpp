@@ -82,7 +82,7 @@ Row run_case(int id, const std::string& fault_name, Fault fault, const Case& c, 
     row.worst = std::max(row.worst, std::stod(r.max_rel_error));
   }
   // The forward against the by-hand forward.
-  const Var<T> O = tape.var(tape.size() - 3); // ... O, OG, J
+  const Var<T> O = tape.find("O");
   const CheckResult forward = compare<T, T>("forward", "O", O.value(), hand.O, engine_tolerance<T>(), "none");
   if (!forward.passed) {
     row.caught_by.insert("by-hand forward");

@@ -262,6 +262,13 @@ public:
       throw UsageError("var(" + std::to_string(i) + "): the tape has " + std::to_string(nodes_.size()) + " nodes");
     return Var<T>(this, i, generation_);
   }
+  /// The Var of the last node labelled `label` (UsageError when no node has that label).
+  Var<T> find(std::string_view label) {
+    for (std::size_t i = nodes_.size(); i-- > 0;)
+      if (nodes_[i].label == label) return Var<T>(this, i, generation_);
+    throw UsageError("find(" + std::string(label) + "): no node of the tape is labelled '" + std::string(label) + "'");
+  }
+
   /// The label of node i, or "node i (Op)" when it has none.
   std::string node_name(std::size_t i) const {
     const Node& n = nodes_[i];

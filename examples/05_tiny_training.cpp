@@ -120,10 +120,7 @@ int main(int argc, char** argv) {
     Tape<double> tape;
     const std::vector<Var<double>> vars = params.record(tape);
     TinyModelLoss{shape, {s}}(tape, vars);
-    std::size_t at = 0; // the node holding the logits of the rows that predict
-    while (at < tape.size() && tape.node(at).label != "predicting")
-      ++at;
-    const Matrix<double>& logits = tape.node(at).value;
+    const Matrix<double>& logits = tape.find("predicting").value(); // the logits of the rows that predict
     for (Eigen::Index i = 0; i < logits.rows(); ++i, ++total) {
       Eigen::Index best = 0;
       logits.row(i).maxCoeff(&best);

@@ -146,3 +146,13 @@ TEST_CASE("backward twice without zero_grad logs a warning; a tape option makes 
   strict.zero_grad();
   CHECK_NOTHROW(strict.backward(J));
 }
+
+TEST_CASE("find(label): the last node with that label, or a UsageError naming it") {
+  Tape<double> tape;
+  auto x = tape.input(Matrix<double>::Ones(2, 2), "X");
+  auto y = exp(x, "Y");
+  auto z = add(y, y, "Y"); // labels need not be unique: the last one wins
+  CHECK(tape.find("X").index() == x.index());
+  CHECK(tape.find("Y").index() == z.index());
+  CHECK_THROWS_WITH_AS(tape.find("Q"), "find(Q): no node of the tape is labelled 'Q'", UsageError);
+}
