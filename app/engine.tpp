@@ -91,10 +91,8 @@ template <Real T> std::string check_stats(const CheckArgs& args) {
   Tape<T> tape;
   if (args.config) {
     const AttentionInputs<T> in = random_masked_attention<T>(args.seed, n, D, d, r, *args.config);
-    std::vector<Var<T>> v;
-    for (const Matrix<T>* m : {&in.X, &in.P, &in.Wq, &in.Wk, &in.Wv, &in.Wo, &in.G})
-      v.push_back(tape.input(*m));
-    tape.backward(probe(multi_head_attention(v[0], &v[1], v[2], v[3], v[4], &v[5], *args.config).O, v[6]));
+    tape.backward(record_graph(tape, MaskedAttentionGraph{*args.config}, {in.X, in.P, in.Wq, in.Wk, in.Wv, in.Wo, in.G},
+                               {"X", "P", "Wq", "Wk", "Wv", "Wo", "G"}));
   } else {
     tape.backward(record_attention(tape, random_attention<T>(args.seed, n, D, d, r)).J);
   }
