@@ -25,6 +25,19 @@ public:
   using Error::Error;
 };
 
+/// Anomaly mode (TapeOptions::detect_anomaly): a value or a gradient that became NaN or infinite, named
+/// with its node, op, parents, shape and coordinate.
+class AnomalyError : public Error {
+public:
+  using Error::Error;
+};
+
+/// A value larger than the documented limit (TapeOptions::max_entries), refused before any allocation.
+class LimitError : public Error {
+public:
+  using Error::Error;
+};
+
 /// "3x4"
 inline std::string shape_string(long rows, long cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -76,6 +77,13 @@ public:
   template <class Expr> void accumulate(std::size_t k, const Expr& contribution) {
     tape_.accumulate(tape_.parent(node_, k), contribution);
   }
+  /// The same for a contribution that is not one Eigen expression: `fill(Matrix<T>& out)` writes the whole
+  /// contribution into `out` (already shaped like parent k, contents unspecified). When parent k has no
+  /// adjoint yet, `out` IS that adjoint, so nothing is allocated or copied; otherwise it is the tape's
+  /// scratch matrix, added afterwards.
+  template <class Fill> void accumulate_with(std::size_t k, Fill&& fill) {
+    tape_.accumulate_with(tape_.parent(node_, k), std::forward<Fill>(fill));
+  }
 
 private:
   friend class Tape<T>;
@@ -93,6 +101,14 @@ struct TapeOptions {
   /// FAULT INJECTION, for demonstrations only (`tapegrad bugs`): every VJP ASSIGNS into its parents' adjoints
   /// instead of adding, so a value used by several nodes keeps only the last contribution.
   bool inject_overwrite_fault = false;
+  /// Anomaly mode: every value is checked as it is recorded and every gradient as a VJP makes it; the first
+  /// NaN or infinity throws AnomalyError naming the node (op, label, shape), its parents and the coordinate.
+  /// -inf is allowed only in values of nodes recorded as masks (their -inf is the point). Off by default;
+  /// when off it costs one test of this flag per node.
+  bool detect_anomaly = false;
+  /// The most entries one value may hold (the default, 2^26, is 512 MiB of doubles). A larger value (a
+  /// product of long vectors, say) is refused with LimitError before anything is allocated.
+  std::size_t max_entries = std::size_t{1} << 26;
 };
 
 template <Real T> class Tape {
@@ -108,46 +124,80 @@ public:
     std::string_view op;
     std::vector<std::size_t> parents;
     Matrix<T> value;
-    Matrix<T> grad;    // accumulated over backward runs; empty means zero
-    Matrix<T> adjoint; // this sweep's adjoint; empty means zero; moved into grad after the sweep
+    Matrix<T> grad;    // accumulated over backward runs; meaningful only when has_grad (else zero)
+    Matrix<T> adjoint; // this sweep's adjoint; meaningful only when has_adjoint; merged into grad after it
     Vjp vjp;
     Replay replay;
     std::string label;
     std::size_t contributions = 0; // adjoint contributions received in the last sweep (fan-out audit)
+    bool has_grad = false;
+    bool has_adjoint = false;
+    bool masks = false; // recorded with Masks::yes: -inf in its value is intended (anomaly mode allows it)
   };
+
+  /// Whether a node's value may hold -inf on purpose (masks: a masked score is -inf).
+  enum class Masks { no, yes };
 
   Tape() = default;
   explicit Tape(TapeOptions options) : options_(options) {}
   Tape(const Tape&) = delete; // Vars point at their tape: it neither copies nor moves
   Tape& operator=(const Tape&) = delete;
 
-  /// A leaf: a value the graph reads and that gradients can be asked of.
-  Var<T> input(Matrix<T> value, std::string label = {}) {
-    if (value.size() == 0)
-      throw ShapeError("input(" + label + "): empty matrix (" + shape_string(value.rows(), value.cols()) +
-                       "); every value needs at least one entry");
-    return push(Node{"Input", {}, std::move(value), {}, {}, {}, {}, std::move(label)});
+  /// A leaf: a value the graph reads and that gradients can be asked of. Copied into the tape (into the
+  /// buffer this slot held before clear() when the shape matches).
+  Var<T> input(const Matrix<T>& value, std::string label = {}) {
+    check_input(value, label);
+    check_entries("input(" + label + ")", value.rows(), value.cols());
+    Matrix<T> copy = buffer(value.rows(), value.cols());
+    copy = value;
+    return push_input(std::move(copy), std::move(label));
+  }
+  /// The same, taking the matrix over without a copy.
+  Var<T> input(Matrix<T>&& value, std::string label = {}) {
+    check_input(value, label);
+    check_entries("input(" + label + ")", value.rows(), value.cols());
+    return push_input(std::move(value), std::move(label));
+  }
+
+  /// A matrix of rows x cols for the value of the next node to be recorded, contents unspecified: the buffer
+  /// the node in that slot held before the last clear() when its shape matches, else a new one. So a tape
+  /// that records the same graph again after clear() (a training loop, a benchmark) allocates no values.
+  Matrix<T> buffer(Eigen::Index rows, Eigen::Index cols) {
+    check_entries("a value", rows, cols);
+    if (size_ < nodes_.size()) {
+      Matrix<T>& old = nodes_[size_].value;
+      if (old.rows() == rows && old.cols() == cols) return std::move(old);
+    }
+    return Matrix<T>(rows, cols);
   }
 
   /// Records a node computed from `parents`. Used by ops/; every parent must be a live Var of this tape.
   /// `op` must outlive the tape (ops pass string literals).
   Var<T> record(std::string_view op, std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
-                std::string label = {}) {
+                std::string label = {}, Masks masks = Masks::no) {
     return record(op, std::span<const Var<T>>(parents.begin(), parents.size()), std::move(value), std::move(vjp),
-                  std::move(replay), std::move(label));
+                  std::move(replay), std::move(label), masks);
   }
   /// The same for ops with a variable number of parents (concat_cols).
   Var<T> record(std::string_view op, std::span<const Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
-                std::string label = {}) {
-    std::vector<std::size_t> indices;
-    indices.reserve(parents.size());
-    for (const Var<T>& p : parents) {
+                std::string label = {}, Masks masks = Masks::no) {
+    for (const Var<T>& p : parents)
       check(p, op);
-      indices.push_back(p.index_);
-    }
-    return push(
-        Node{op, std::move(indices), std::move(value), {}, {}, std::move(vjp), std::move(replay), std::move(label)});
+    const Var<T> v = push(op, parents, std::move(value), std::move(vjp), std::move(replay), std::move(label));
+    nodes_[v.index_].masks = masks == Masks::yes;
+    if (options_.detect_anomaly) check_value(v.index_);
+    return v;
   }
+
+  /// Refuses (LimitError) a value of rows x cols beyond TapeOptions::max_entries; `what` names it.
+  void check_entries(const std::string& what, Eigen::Index rows, Eigen::Index cols) const {
+    const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
+    if (rows < 0 || cols < 0 || (r > 0 && c > options_.max_entries / r))
+      throw LimitError(what + ": " + shape_string(rows, cols) + " would hold more than " +
+                       std::to_string(options_.max_entries) +
+                       " entries, the limit of one value (TapeOptions::max_entries); refused before allocating");
+  }
+  const TapeOptions& options() const { return options_; }
 
   /// Reverse sweep from a 1 x 1 output, seeded with 1.
   void backward(const Var<T>& out) {
@@ -176,23 +226,31 @@ public:
       spdlog::warn("tapegrad: {}", message);
     }
     swept_ = true;
-    for (Node& n : nodes_)
-      n.contributions = 0;
+    for (std::size_t i = 0; i < size_; ++i) {
+      nodes_[i].contributions = 0;
+      nodes_[i].has_adjoint = false; // in case an earlier sweep stopped at a throwing VJP
+    }
     nodes_[top].adjoint = seed;
+    nodes_[top].has_adjoint = true;
+    if (options_.detect_anomaly) check_gradient(top, top, true);
     for (std::size_t i = top + 1; i-- > 0;) {
       Node& n = nodes_[i];
-      if (n.adjoint.size() == 0 || !n.vjp) continue; // unreached, or an input
+      if (!n.has_adjoint || !n.vjp) continue; // unreached, or an input
       Backprop<T> bp(*this, i);
       n.vjp(bp);
+      if (options_.detect_anomaly)
+        for (std::size_t p : n.parents)
+          check_gradient(i, p, false);
     }
     for (std::size_t i = 0; i <= top; ++i) {
       Node& n = nodes_[i];
-      if (n.adjoint.size() == 0) continue;
-      if (n.grad.size() == 0)
-        n.grad = std::move(n.adjoint);
+      if (!n.has_adjoint) continue;
+      if (!n.has_grad)
+        n.grad.swap(n.adjoint); // the old grad buffer serves as the next sweep's adjoint
       else
         n.grad += n.adjoint;
-      n.adjoint.resize(0, 0);
+      n.has_grad = true;
+      n.has_adjoint = false;
     }
   }
 
@@ -200,7 +258,10 @@ public:
   const Matrix<T>& grad(const Var<T>& v) {
     check(v, "grad");
     Node& n = nodes_[v.index_];
-    if (n.grad.size() == 0) n.grad = Matrix<T>::Zero(n.value.rows(), n.value.cols());
+    if (!n.has_grad) {
+      n.grad.setZero(n.value.rows(), n.value.cols());
+      n.has_grad = true;
+    }
     return n.grad;
   }
 
@@ -221,18 +282,26 @@ public:
     nodes_[v.index_].label = std::move(label);
   }
 
-  /// Forgets every gradient; values and the recorded graph stay.
+  /// Forgets every gradient; values and the recorded graph stay (and the gradients' buffers, for reuse).
   void zero_grad() {
     swept_ = false;
-    for (Node& n : nodes_)
-      n.grad.resize(0, 0);
+    for (std::size_t i = 0; i < size_; ++i)
+      nodes_[i].has_grad = false;
   }
 
-  /// Forgets every node so the tape can record afresh. Vars of the old recording become invalid.
+  /// Forgets every node so the tape can record afresh; Vars of the old recording become invalid. The nodes'
+  /// buffers stay for the next recording (see buffer()); release() frees them.
   void clear() {
-    nodes_.clear();
+    size_ = 0;
     swept_ = false;
     ++generation_;
+  }
+  /// clear(), and frees every buffer the tape keeps.
+  void release() {
+    clear();
+    nodes_.clear();
+    nodes_.shrink_to_fit();
+    scratch_.resize(0, 0);
   }
 
   /// What the tape holds: nodes, and bytes in values and in gradients (the scalars' own storage, including
@@ -243,28 +312,30 @@ public:
   };
   Stats stats() const {
     Stats st;
-    st.nodes = nodes_.size();
-    for (const Node& n : nodes_) {
+    st.nodes = size_;
+    for (std::size_t i = 0; i < size_; ++i) {
+      const Node& n = nodes_[i];
       st.value_bytes += matrix_bytes(n.value);
-      st.grad_bytes += matrix_bytes(n.grad) + matrix_bytes(n.adjoint);
+      if (n.has_grad) st.grad_bytes += matrix_bytes(n.grad);
+      if (n.has_adjoint) st.grad_bytes += matrix_bytes(n.adjoint);
     }
     return st;
   }
 
-  std::size_t size() const { return nodes_.size(); }
+  std::size_t size() const { return size_; }
   const Node& node(std::size_t i) const {
-    assert(i < nodes_.size());
+    assert(i < size_);
     return nodes_[i];
   }
   /// The Var of node i of the current recording.
   Var<T> var(std::size_t i) {
-    if (i >= nodes_.size())
-      throw UsageError("var(" + std::to_string(i) + "): the tape has " + std::to_string(nodes_.size()) + " nodes");
+    if (i >= size_)
+      throw UsageError("var(" + std::to_string(i) + "): the tape has " + std::to_string(size_) + " nodes");
     return Var<T>(this, i, generation_);
   }
   /// The Var of the last node labelled `label` (UsageError when no node has that label).
   Var<T> find(std::string_view label) {
-    for (std::size_t i = nodes_.size(); i-- > 0;)
+    for (std::size_t i = size_; i-- > 0;)
       if (nodes_[i].label == label) return Var<T>(this, i, generation_);
     throw UsageError("find(" + std::string(label) + "): no node of the tape is labelled '" + std::string(label) + "'");
   }
@@ -278,9 +349,79 @@ public:
 private:
   friend class Backprop<T>;
 
-  Var<T> push(Node n) {
-    nodes_.push_back(std::move(n));
-    return Var<T>(this, nodes_.size() - 1, generation_);
+  /// "node 7 'S' (MatMul, 3x3)", or "node 7 (MatMul, 3x3)" without a label.
+  std::string node_summary(std::size_t i) const {
+    const Node& n = nodes_[i];
+    return "node " + std::to_string(i) + (n.label.empty() ? "" : " '" + n.label + "'") + " (" + std::string(n.op) +
+           ", " + shape_string(n.value.rows(), n.value.cols()) + ")";
+  }
+  /// The first entry of m (row-major) that is NaN or infinite (-inf allowed when `minus_inf_ok`).
+  static std::optional<std::pair<Eigen::Index, Eigen::Index>> first_bad(const Matrix<T>& m, bool minus_inf_ok) {
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+      for (Eigen::Index j = 0; j < m.cols(); ++j) {
+        const T& x = m(i, j);
+        if (is_finite(x) || (minus_inf_ok && !is_nan(x) && x < T(0))) continue;
+        return std::pair{i, j};
+      }
+    return std::nullopt;
+  }
+  static std::string bad_kind(const T& x) { return is_nan(x) ? "NaN" : (x > T(0) ? "+inf" : "-inf"); }
+
+  void check_value(std::size_t i) const {
+    const Node& n = nodes_[i];
+    const auto bad = first_bad(n.value, n.masks);
+    if (!bad) return;
+    std::string parents;
+    for (std::size_t p : n.parents)
+      parents += (parents.empty() ? "" : ", ") + node_summary(p);
+    throw AnomalyError("anomaly: the value of " + node_summary(i) + " holds " +
+                       bad_kind(n.value(bad->first, bad->second)) + " at (" + std::to_string(bad->first) + ", " +
+                       std::to_string(bad->second) + "); its parents: " + (parents.empty() ? "none" : parents));
+  }
+  /// The adjoint of node p, just made by the VJP of node `by` (or the seed when `seed`).
+  void check_gradient(std::size_t by, std::size_t p, bool seed) const {
+    const Node& n = nodes_[p];
+    if (!n.has_adjoint) return;
+    const auto bad = first_bad(n.adjoint, false);
+    if (!bad) return;
+    const std::string where = " at (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) + ")";
+    const std::string kind = bad_kind(n.adjoint(bad->first, bad->second));
+    if (seed) throw AnomalyError("anomaly: the backward seed of " + node_summary(p) + " holds " + kind + where);
+    throw AnomalyError("anomaly: backward through " + node_summary(by) + " made the gradient of its parent " +
+                       node_summary(p) + " hold " + kind + where);
+  }
+
+  /// An input; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
+  Var<T> push_input(Matrix<T>&& value, std::string&& label) {
+    const Var<T> v = push("Input", {}, std::move(value), {}, {}, std::move(label));
+    nodes_[v.index_].masks = true;
+    if (options_.detect_anomaly) check_value(v.index_);
+    return v;
+  }
+
+  static void check_input(const Matrix<T>& value, const std::string& label) {
+    if (value.size() == 0)
+      throw ShapeError("input(" + label + "): empty matrix (" + shape_string(value.rows(), value.cols()) +
+                       "); every value needs at least one entry");
+  }
+
+  /// Appends a node, in the slot (and the parents' and label's storage) an earlier recording left.
+  Var<T> push(std::string_view op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay&& replay,
+              std::string&& label) {
+    if (size_ == nodes_.size()) nodes_.emplace_back();
+    Node& n = nodes_[size_];
+    n.op = op;
+    n.parents.clear();
+    for (const Var<T>& p : parents)
+      n.parents.push_back(p.index_);
+    n.value.swap(value); // the slot's old buffer, if any, leaves with `value`
+    n.vjp = std::move(vjp);
+    n.replay = std::move(replay);
+    n.label = std::move(label);
+    n.contributions = 0;
+    n.has_grad = false;
+    n.has_adjoint = false;
+    return Var<T>(this, size_++, generation_);
   }
 
   /// A Var may be used only with the tape that made it, and only in the recording that made it.
@@ -290,13 +431,12 @@ private:
     if (v.tape_ != this)
       throw UsageError(std::string(what) + ": operand " + v.tape_->safe_name(v) +
                        " belongs to another tape; all operands of an op must be on one tape");
-    if (v.generation_ != generation_ || v.index_ >= nodes_.size())
+    if (v.generation_ != generation_ || v.index_ >= size_)
       throw UsageError(std::string(what) + ": operand node " + std::to_string(v.index_) +
                        " is from a recording that clear() has discarded");
   }
   std::string safe_name(const Var<T>& v) const {
-    return v.generation_ == generation_ && v.index_ < nodes_.size() ? node_name(v.index_)
-                                                                    : "node " + std::to_string(v.index_);
+    return v.generation_ == generation_ && v.index_ < size_ ? node_name(v.index_) : "node " + std::to_string(v.index_);
   }
 
   const Matrix<T>& node_value(std::size_t i) const { return nodes_[i].value; }
@@ -310,10 +450,24 @@ private:
     assert(contribution.rows() == n.value.rows() && contribution.cols() == n.value.cols());
     // noalias: a contribution is made from the child's adjoint and the operands' values, never from this
     // node's own adjoint, so Eigen may evaluate a product straight into it (no temporary, no copy).
-    if (n.adjoint.size() == 0 || options_.inject_overwrite_fault)
+    if (!n.has_adjoint || options_.inject_overwrite_fault)
       n.adjoint.noalias() = contribution;
     else
       n.adjoint.noalias() += contribution;
+    n.has_adjoint = true;
+    ++n.contributions;
+  }
+  template <class Fill> void accumulate_with(std::size_t i, Fill&& fill) {
+    Node& n = nodes_[i];
+    if (!n.has_adjoint || options_.inject_overwrite_fault) {
+      n.adjoint.resize(n.value.rows(), n.value.cols());
+      fill(n.adjoint);
+    } else {
+      scratch_.resize(n.value.rows(), n.value.cols());
+      fill(scratch_);
+      n.adjoint += scratch_;
+    }
+    n.has_adjoint = true;
     ++n.contributions;
   }
 
@@ -324,7 +478,9 @@ private:
     return static_cast<std::size_t>(m.size()) * per;
   }
 
-  std::vector<Node> nodes_;
+  std::vector<Node> nodes_; // slots [0, size_) hold the current recording; the rest keep buffers for reuse
+  std::size_t size_ = 0;
+  Matrix<T> scratch_; // accumulate_with's work matrix
   std::uint64_t generation_ = 0;
   TapeOptions options_;
   bool swept_ = false; // a backward ran since the last zero_grad() or clear()

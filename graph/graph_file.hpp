@@ -95,13 +95,21 @@ inline std::string graph_file_op_list() {
 
 namespace detail {
 
+struct JsonMember;
+
 /// A JSON value with each number's original text kept.
 struct JsonNode {
   enum class Kind { null, boolean, number, integer, string, array, object } kind = Kind::null;
   std::string text; ///< number: as written; string: the string; boolean: "true"/"false"
   std::vector<JsonNode> items;
-  std::vector<std::pair<std::string, JsonNode>> members;
-  std::string duplicate_key; ///< set when an object repeats a key
+  std::vector<JsonMember> members; // a vector of an incomplete type is fine (C++17); a std::pair of one is not
+  std::string duplicate_key;       ///< set when an object repeats a key
+};
+
+/// One "key": value of an object.
+struct JsonMember {
+  std::string key;
+  JsonNode value;
 };
 
 /// Builds a JsonNode tree from nlohmann's SAX events; refuses nesting deeper than max_depth (a deep
@@ -128,7 +136,7 @@ public:
     JsonNode& obj = *stack_.back();
     for (const auto& [name, value] : obj.members)
       if (name == k && obj.duplicate_key.empty()) obj.duplicate_key = k;
-    obj.members.emplace_back(k, JsonNode{});
+    obj.members.push_back(JsonMember{k, JsonNode{}});
     return true;
   }
   bool end_object() override { return close(); }
@@ -158,8 +166,8 @@ private:
       parent.items.push_back(std::move(v));
       return &parent.items.back();
     }
-    parent.members.back().second = std::move(v);
-    return &parent.members.back().second;
+    parent.members.back().value = std::move(v);
+    return &parent.members.back().value;
   }
   bool put(JsonNode v) {
     place(std::move(v));

@@ -36,14 +36,17 @@ template <Real T> Var<T> cross_entropy(const Var<T>& logits, const std::vector<l
       z += exp(x(i, k) - mx);
     total += mx + log(z) - x(i, targets[static_cast<std::size_t>(i)]);
   }
-  Matrix<T> result = Matrix<T>::Constant(1, 1, total / T(static_cast<long>(x.rows())));
+  Matrix<T> result = logits.tape().buffer(1, 1);
+  result(0, 0) = total / T(static_cast<long>(x.rows()));
   return logits.tape().record(
       "CrossEntropy", {logits}, std::move(result),
       [targets](Backprop<T>& bp) {
-        Matrix<T> d = softmax_rows_value(bp.input(0));
-        for (Eigen::Index i = 0; i < d.rows(); ++i)
-          d(i, targets[static_cast<std::size_t>(i)]) -= T(1);
-        bp.accumulate(0, d * (bp.grad()(0, 0) / T(static_cast<long>(d.rows()))));
+        bp.accumulate_with(0, [&](Matrix<T>& d) {
+          softmax_rows_value(d, bp.input(0));
+          for (Eigen::Index i = 0; i < d.rows(); ++i)
+            d(i, targets[static_cast<std::size_t>(i)]) -= T(1);
+          d *= bp.grad()(0, 0) / T(static_cast<long>(d.rows()));
+        });
       },
       [targets](const std::vector<Var<T>>& in) { return cross_entropy(in[0], targets); }, std::move(label));
 }

@@ -38,16 +38,18 @@ template <Real T> Var<T> dropout(const Var<T>& a, const DropoutMask& mask, std::
                      " but the mask is " + shape_string(mask.keep.rows(), mask.keep.cols()) + "; shapes must match");
   if (!(mask.p >= 0 && mask.p < 1))
     throw UsageError("dropout(" + a.name() + "): p = " + std::to_string(mask.p) + "; it must be in [0, 1)");
-  const auto apply = [keep = mask.keep, p = mask.p](const Matrix<T>& x) {
+  // y = x / (1 - p) where kept, 0 where dropped: the forward map and, being linear, its own VJP.
+  const auto apply = [keep = mask.keep, p = mask.p](Matrix<T>& y, const Matrix<T>& x) {
     const T factor = T(1) / (T(1) - T(p));
-    Matrix<T> y(x.rows(), x.cols());
     for (Eigen::Index i = 0; i < x.rows(); ++i)
       for (Eigen::Index j = 0; j < x.cols(); ++j)
         y(i, j) = keep(i, j) ? T(x(i, j) * factor) : T(0);
-    return y;
   };
+  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
+  apply(result, a.value());
   return a.tape().record(
-      "Dropout", {a}, apply(a.value()), [apply](Backprop<T>& bp) { bp.accumulate(0, apply(bp.grad())); },
+      "Dropout", {a}, std::move(result),
+      [apply](Backprop<T>& bp) { bp.accumulate_with(0, [&](Matrix<T>& da) { apply(da, bp.grad()); }); },
       [mask](const std::vector<Var<T>>& in) { return dropout(in[0], mask); }, std::move(label));
 }
 

@@ -7,7 +7,8 @@ namespace tapegrad {
 ///   forward  result[i][j] = exp(a[i][j])
 ///   VJP      da[i][j] += grad[i][j] result[i][j]      (d/dx exp(x) = exp(x): the saved result)
 template <Real T> Var<T> exp(const Var<T>& a, std::string label = {}) {
-  Matrix<T> result = a.value().unaryExpr([](const T& x) -> T {
+  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
+  result.noalias() = a.value().unaryExpr([](const T& x) -> T {
     using std::exp;
     return exp(x);
   });

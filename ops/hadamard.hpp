@@ -8,7 +8,8 @@ namespace tapegrad {
 ///   VJP      da[i][j] += grad[i][j] b[i][j];   db[i][j] += grad[i][j] a[i][j]
 template <Real T> Var<T> hadamard(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   Tape<T>& tape = same_shape("hadamard", a, b);
-  Matrix<T> result = a.value().cwiseProduct(b.value());
+  Matrix<T> result = tape.buffer(a.rows(), a.cols());
+  result.noalias() = a.value().cwiseProduct(b.value());
   return tape.record(
       "Hadamard", {a, b}, std::move(result),
       [](Backprop<T>& bp) {

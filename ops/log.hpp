@@ -7,7 +7,8 @@ namespace tapegrad {
 ///   forward  result[i][j] = log(a[i][j])       (log 0 = -inf; log of a negative entry = NaN, as IEEE)
 ///   VJP      da[i][j] += grad[i][j] / a[i][j]         (d/dx log(x) = 1/x)
 template <Real T> Var<T> log(const Var<T>& a, std::string label = {}) {
-  Matrix<T> result = a.value().unaryExpr([](const T& x) -> T {
+  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
+  result.noalias() = a.value().unaryExpr([](const T& x) -> T {
     using std::log;
     return log(x);
   });

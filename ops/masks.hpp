@@ -11,20 +11,22 @@ namespace detail {
 /// result[i][j] = a[i][j] where keep(i, j), -inf elsewhere; the VJP passes grad through where kept.
 template <Real T, class Keep> Var<T> masked(std::string_view op, const Var<T>& a, const Keep& keep,
                                             typename Tape<T>::Replay replay, std::string label) {
-  Matrix<T> result = a.value();
+  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
+  result = a.value();
   for (Eigen::Index i = 0; i < result.rows(); ++i)
     for (Eigen::Index j = 0; j < result.cols(); ++j)
       if (!keep(i, j)) result(i, j) = -infinity<T>();
   return a.tape().record(
       op, {a}, std::move(result),
       [keep](Backprop<T>& bp) {
-        Matrix<T> da = bp.grad();
-        for (Eigen::Index i = 0; i < da.rows(); ++i)
-          for (Eigen::Index j = 0; j < da.cols(); ++j)
-            if (!keep(i, j)) da(i, j) = T(0);
-        bp.accumulate(0, da);
+        bp.accumulate_with(0, [&](Matrix<T>& da) {
+          da = bp.grad();
+          for (Eigen::Index i = 0; i < da.rows(); ++i)
+            for (Eigen::Index j = 0; j < da.cols(); ++j)
+              if (!keep(i, j)) da(i, j) = T(0);
+        });
       },
-      std::move(replay), std::move(label));
+      std::move(replay), std::move(label), Tape<T>::Masks::yes);
 }
 
 } // namespace detail

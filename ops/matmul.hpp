@@ -9,24 +9,34 @@ namespace tapegrad {
 /// a b in plain loops, i-k-j order over row-major storage (each a[i][k] once, rows of b streamed). For
 /// multiprecision types this beats Eigen's GEMM, whose blocking and packing pay only for native types
 /// (bench/matmul.cpp measures both).
-template <Real T> Matrix<T> matmul_loops(const Matrix<T>& a, const Matrix<T>& b) {
-  assert(a.cols() == b.rows());
-  Matrix<T> c = Matrix<T>::Zero(a.rows(), b.cols());
+template <Real T> void matmul_loops(Matrix<T>& c, const Matrix<T>& a, const Matrix<T>& b) {
+  assert(a.cols() == b.rows() && c.rows() == a.rows() && c.cols() == b.cols());
+  c.setZero();
   for (Eigen::Index i = 0; i < a.rows(); ++i)
     for (Eigen::Index k = 0; k < a.cols(); ++k) {
       const T& aik = a(i, k);
       for (Eigen::Index j = 0; j < b.cols(); ++j)
         c(i, j) += aik * b(k, j);
     }
+}
+template <Real T> Matrix<T> matmul_loops(const Matrix<T>& a, const Matrix<T>& b) {
+  Matrix<T> c(a.rows(), b.cols());
+  matmul_loops(c, a, b);
   return c;
 }
 
-/// The product with the fastest kernel measured for T: Eigen for native floating point, loops otherwise.
-template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
+/// c = a b with the fastest kernel measured for T: Eigen for native floating point, loops otherwise. c must
+/// be shaped already and must not alias a or b.
+template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, const Matrix<T>& b) {
   if constexpr (std::is_floating_point_v<T>)
-    return a * b;
+    c.noalias() = a * b;
   else
-    return matmul_loops(a, b);
+    matmul_loops(c, a, b);
+}
+template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
+  Matrix<T> c(a.rows(), b.cols());
+  product(c, a, b);
+  return c;
 }
 
 /// matmul(a, b): matrix product.                          a: m x n, b: n x p, result: m x p
@@ -36,7 +46,9 @@ template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
 template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   Tape<T>& tape = common_tape("matmul", a, b);
   if (a.cols() != b.rows()) shape_mismatch("matmul", a, b, "columns of the left must equal rows of the right");
-  Matrix<T> result = product(a.value(), b.value());
+  tape.check_entries("matmul(" + a.name() + ", " + b.name() + "): the result", a.rows(), b.cols());
+  Matrix<T> result = tape.buffer(a.rows(), b.cols());
+  product(result, a.value(), b.value());
   return tape.record(
       "MatMul", {a, b}, std::move(result),
       [](Backprop<T>& bp) {

@@ -26,13 +26,15 @@ template <Real T> void check_slice(std::string_view op, const Var<T>& a, long be
 ///   VJP      da[begin + i][j] += grad[i][j]; the other rows of a get nothing
 template <Real T> Var<T> slice_rows(const Var<T>& a, long begin, long count, std::string label = {}) {
   detail::check_slice("slice_rows", a, begin, count, a.rows(), "rows");
-  Matrix<T> result = a.value().middleRows(begin, count);
+  Matrix<T> result = a.tape().buffer(count, a.cols());
+  result = a.value().middleRows(begin, count);
   return a.tape().record(
       "SliceRows", {a}, std::move(result),
       [begin, count](Backprop<T>& bp) {
-        Matrix<T> da = Matrix<T>::Zero(bp.input(0).rows(), bp.input(0).cols());
-        da.middleRows(begin, count) = bp.grad();
-        bp.accumulate(0, da);
+        bp.accumulate_with(0, [&](Matrix<T>& da) {
+          da.setZero();
+          da.middleRows(begin, count) = bp.grad();
+        });
       },
       [begin, count](const std::vector<Var<T>>& in) { return slice_rows(in[0], begin, count); }, std::move(label));
 }
@@ -42,13 +44,15 @@ template <Real T> Var<T> slice_rows(const Var<T>& a, long begin, long count, std
 ///   VJP      da[i][begin + j] += grad[i][j]; the other columns of a get nothing
 template <Real T> Var<T> slice_cols(const Var<T>& a, long begin, long count, std::string label = {}) {
   detail::check_slice("slice_cols", a, begin, count, a.cols(), "columns");
-  Matrix<T> result = a.value().middleCols(begin, count);
+  Matrix<T> result = a.tape().buffer(a.rows(), count);
+  result = a.value().middleCols(begin, count);
   return a.tape().record(
       "SliceCols", {a}, std::move(result),
       [begin, count](Backprop<T>& bp) {
-        Matrix<T> da = Matrix<T>::Zero(bp.input(0).rows(), bp.input(0).cols());
-        da.middleCols(begin, count) = bp.grad();
-        bp.accumulate(0, da);
+        bp.accumulate_with(0, [&](Matrix<T>& da) {
+          da.setZero();
+          da.middleCols(begin, count) = bp.grad();
+        });
       },
       [begin, count](const std::vector<Var<T>>& in) { return slice_cols(in[0], begin, count); }, std::move(label));
 }
@@ -66,7 +70,8 @@ template <Real T> Var<T> concat_cols(std::span<const Var<T>> parts, std::string 
       shape_mismatch("concat_cols", parts[0], p, "every operand needs the same number of rows");
     cols += p.cols();
   }
-  Matrix<T> result(parts[0].rows(), cols);
+  tape.check_entries("concat_cols(" + parts[0].name() + ", ...): the result", parts[0].rows(), cols);
+  Matrix<T> result = tape.buffer(parts[0].rows(), cols);
   Eigen::Index at = 0;
   for (const Var<T>& p : parts) {
     result.middleCols(at, p.cols()) = p.value();

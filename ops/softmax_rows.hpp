@@ -12,8 +12,8 @@ namespace tapegrad {
 /// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
 /// NaN gives NaN. The VJP uses only the saved result, not s.
 /// The forward value alone (also used by graph/faults.hpp to build deliberately wrong variants).
-template <Real T> Matrix<T> softmax_rows_value(const Matrix<T>& x) {
-  Matrix<T> result(x.rows(), x.cols());
+template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x) {
+  assert(result.rows() == x.rows() && result.cols() == x.cols());
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     bool has_nan = false;
     T mx = -infinity<T>();
@@ -39,12 +39,16 @@ template <Real T> Matrix<T> softmax_rows_value(const Matrix<T>& x) {
       result.row(i) /= total;
     }
   }
+}
+template <Real T> Matrix<T> softmax_rows_value(const Matrix<T>& x) {
+  Matrix<T> result(x.rows(), x.cols());
+  softmax_rows_value(result, x);
   return result;
 }
 
 /// The VJP alone: ds[i][j] = a[i][j] (g[i][j] - sum_k a[i][k] g[i][k]) from the result a and upstream g.
-template <Real T> Matrix<T> softmax_rows_vjp(const Matrix<T>& a, const Matrix<T>& g) {
-  Matrix<T> ds(a.rows(), a.cols());
+template <Real T> void softmax_rows_vjp(Matrix<T>& ds, const Matrix<T>& a, const Matrix<T>& g) {
+  assert(ds.rows() == a.rows() && ds.cols() == a.cols());
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
     T dot(0);
     for (Eigen::Index k = 0; k < a.cols(); ++k)
@@ -52,6 +56,10 @@ template <Real T> Matrix<T> softmax_rows_vjp(const Matrix<T>& a, const Matrix<T>
     for (Eigen::Index j = 0; j < a.cols(); ++j)
       ds(i, j) = a(i, j) * (g(i, j) - dot);
   }
+}
+template <Real T> Matrix<T> softmax_rows_vjp(const Matrix<T>& a, const Matrix<T>& g) {
+  Matrix<T> ds(a.rows(), a.cols());
+  softmax_rows_vjp(ds, a, g);
   return ds;
 }
 
@@ -73,10 +81,13 @@ template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}, M
                          shape_string(x.rows(), x.cols()) +
                          ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
     }
-  Matrix<T> result = softmax_rows_value(x);
+  Matrix<T> result = s.tape().buffer(x.rows(), x.cols());
+  softmax_rows_value(result, x);
   return s.tape().record(
       "SoftmaxRows", {s}, std::move(result),
-      [](Backprop<T>& bp) { bp.accumulate(0, softmax_rows_vjp(bp.result(), bp.grad())); },
+      [](Backprop<T>& bp) {
+        bp.accumulate_with(0, [&](Matrix<T>& ds) { softmax_rows_vjp(ds, bp.result(), bp.grad()); });
+      },
       [masked](const std::vector<Var<T>>& in) { return softmax_rows(in[0], {}, masked); }, std::move(label));
 }
 

@@ -8,7 +8,8 @@ namespace tapegrad {
 ///   VJP      da += grad;  db -= grad
 template <Real T> Var<T> sub(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   Tape<T>& tape = same_shape("sub", a, b);
-  Matrix<T> result = a.value() - b.value();
+  Matrix<T> result = tape.buffer(a.rows(), a.cols());
+  result.noalias() = a.value() - b.value();
   return tape.record(
       "Sub", {a, b}, std::move(result),
       [](Backprop<T>& bp) {

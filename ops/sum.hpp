@@ -7,7 +7,8 @@ namespace tapegrad {
 ///   forward  result = sum_{i,j} a[i][j]
 ///   VJP      da[i][j] += grad[0][0]
 template <Real T> Var<T> sum(const Var<T>& a, std::string label = {}) {
-  Matrix<T> result = Matrix<T>::Constant(1, 1, a.value().sum());
+  Matrix<T> result = a.tape().buffer(1, 1);
+  result(0, 0) = a.value().sum();
   return a.tape().record(
       "Sum", {a}, std::move(result),
       [](Backprop<T>& bp) {

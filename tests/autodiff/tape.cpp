@@ -156,3 +156,127 @@ TEST_CASE("find(label): the last node with that label, or a UsageError naming it
   CHECK(tape.find("Y").index() == z.index());
   CHECK_THROWS_WITH_AS(tape.find("Q"), "find(Q): no node of the tape is labelled 'Q'", UsageError);
 }
+
+TEST_CASE("clear() keeps the buffers: the same graph recorded again allocates no values and gives the same "
+          "gradients") {
+  // S feeds the softmax and, recorded later, a scale: sweeping backwards, S's adjoint is made by the scale
+  // and the softmax VJP then adds through the tape's scratch matrix (accumulate_with), on both recordings.
+  const auto graph = [](const Var<double>& x, double c) {
+    auto s = matmul(x, transpose(x), "S");
+    auto a = softmax_rows(s, "A");
+    return sum(add(add(hadamard(a, a), scale(a, 3.0)), scale(s, c)), "J");
+  };
+  Tape<double> tape;
+  const Matrix<double> xv = matrix<double>({{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}});
+  auto x = tape.input(xv, "x");
+  tape.backward(graph(x, 0.5));
+  const Matrix<double> first = x.grad();
+  // The same gradient as two separate sweeps summed: J with c = 0 plus sum(0.5 S).
+  Matrix<double> expected;
+  {
+    Tape<double> t1, t2;
+    auto x1 = t1.input(xv), x2 = t2.input(xv);
+    t1.backward(graph(x1, 0.0));
+    t2.backward(sum(scale(matmul(x2, transpose(x2)), 0.5)));
+    expected = x1.grad() + x2.grad();
+  }
+  {
+    const double tol = 8 * std::numeric_limits<double>::epsilon();
+    INFO("tolerance " << tol << " relative to max |expected| (decided from double's epsilon)");
+    CHECK((first - expected).cwiseAbs().maxCoeff() <= tol * expected.cwiseAbs().maxCoeff());
+  }
+  std::vector<const double*> values;
+  for (std::size_t i = 0; i < tape.size(); ++i)
+    values.push_back(tape.node(i).value.data());
+
+  tape.clear();
+  auto x2 = tape.input(xv, "x");
+  tape.backward(graph(x2, 0.5));
+  CHECK(x2.grad() == first); // bit for bit
+  REQUIRE(tape.size() == values.size());
+  for (std::size_t i = 0; i < tape.size(); ++i) {
+    INFO("node " << tape.node_name(i));
+    CHECK(tape.node(i).value.data() == values[i]); // the same buffer, so no allocation
+  }
+
+  // A different graph after clear(): shapes that do not match get fresh buffers; all is still right.
+  tape.clear();
+  auto y = tape.input(matrix<double>({{2.0}}), "y");
+  tape.backward(sum(scale(y, 5.0)));
+  CHECK(y.grad() == matrix<double>({{5.0}}));
+  CHECK(tape.size() == 3);
+  CHECK(tape.stats().nodes == 3);
+
+  tape.release(); // frees what clear() kept; the tape records afresh
+  CHECK(tape.size() == 0);
+  auto z = tape.input(matrix<double>({{1.0, 2.0}}), "z");
+  tape.backward(sum(hadamard(z, z)));
+  CHECK(z.grad() == matrix<double>({{2.0, 4.0}}));
+}
+
+TEST_CASE("anomaly mode names the first node whose value holds NaN or an infinity, with parents and coordinate") {
+  const TapeOptions on{.detect_anomaly = true};
+  Tape<double> tape(on);
+  auto x = tape.input(matrix<double>({{1.0, 0.0}}), "x");
+  CHECK_THROWS_WITH_AS(log(x, "L"),
+                       "anomaly: the value of node 1 'L' (Log, 1x2) holds -inf at (0, 1); its parents: node 0 'x' "
+                       "(Input, 1x2)",
+                       AnomalyError);
+  Tape<double> nan_input(on);
+  CHECK_THROWS_WITH_AS(nan_input.input(matrix<double>({{1.0}, {std::numeric_limits<double>::quiet_NaN()}}), "b"),
+                       "anomaly: the value of node 0 'b' (Input, 2x1) holds NaN at (1, 0); its parents: none",
+                       AnomalyError);
+  // Off (the default): the same graph records, and the -inf is just a value.
+  Tape<double> off;
+  auto xo = off.input(matrix<double>({{1.0, 0.0}}), "x");
+  CHECK(log(xo).value()(0, 1) == -std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("anomaly mode names the VJP that made a gradient infinite, and the parent it went to") {
+  // log of the smallest subnormal is finite (about -744.4), its derivative 1/x overflows to +inf.
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  Tape<double> tape(TapeOptions{.detect_anomaly = true});
+  auto x = tape.input(matrix<double>({{1.0, tiny}}), "x");
+  auto J = sum(log(x, "L"), "J");
+  CHECK(std::isfinite(J.value()(0, 0)));
+  CHECK_THROWS_WITH_AS(tape.backward(J),
+                       "anomaly: backward through node 1 'L' (Log, 1x2) made the gradient of its parent node 0 'x' "
+                       "(Input, 1x2) hold +inf at (0, 1)",
+                       AnomalyError);
+  Tape<double> seeded(TapeOptions{.detect_anomaly = true});
+  auto y = seeded.input(matrix<double>({{2.0}}), "y");
+  CHECK_THROWS_WITH_AS(seeded.backward(y, matrix<double>({{std::numeric_limits<double>::quiet_NaN()}})),
+                       "anomaly: the backward seed of node 0 'y' (Input, 1x1) holds NaN at (0, 0)", AnomalyError);
+}
+
+TEST_CASE("anomaly mode lets masks be -inf: masked attention with a fully masked row passes") {
+  Tape<double> tape(TapeOptions{.detect_anomaly = true});
+  auto s = tape.input(matrix<double>({{0.5, 1.0}, {2.0, -1.0}}), "S");
+  auto m = causal_mask(s, -1, "M"); // row 0 sees nothing, row 1 sees key 0
+  auto a = softmax_rows(m, "A");
+  tape.backward(sum(hadamard(a, a)));
+  CHECK(a.value()(0, 0) == 0.0);
+  CHECK(s.grad().allFinite());
+}
+
+TEST_CASE("a value beyond the documented size limit is refused before allocation, naming the op") {
+  Tape<double> tape;           // default limit 2^26 entries
+  const Eigen::Index n = 8193; // n * n = 67125249 > 2^26 = 67108864
+  REQUIRE(static_cast<std::size_t>(n) * static_cast<std::size_t>(n) > tape.options().max_entries);
+  auto a = tape.input(Matrix<double>::Ones(n, 1), "a");
+  auto b = tape.input(Matrix<double>::Ones(1, n), "b");
+  CHECK_THROWS_WITH_AS(matmul(a, b),
+                       "matmul(a, b): the result: 8193x8193 would hold more than 67108864 entries, "
+                       "the limit of one value (TapeOptions::max_entries); refused before allocating",
+                       LimitError);
+  CHECK(tape.size() == 2);                                     // nothing recorded
+  CHECK(matmul(b, a).value()(0, 0) == static_cast<double>(n)); // the other way round is 1x1
+
+  Tape<double> small(TapeOptions{.max_entries = 6});
+  CHECK_THROWS_AS(small.input(Matrix<double>::Zero(3, 3), "z"), LimitError);
+  auto y = small.input(Matrix<double>::Zero(2, 3), "y");
+  CHECK_THROWS_WITH_AS(concat_cols(std::vector{y, y}),
+                       "concat_cols(y, ...): the result: 2x6 would hold more than 6 entries, the limit of one value "
+                       "(TapeOptions::max_entries); refused before allocating",
+                       LimitError);
+}
