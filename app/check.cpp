@@ -204,6 +204,9 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_option("--shard", cmd.shard,
                   "i/n: only share i of n of the work (finite differences input by input, per-node checks, ...), "
                   "as a partial JSON report for 'tapegrad merge'");
+  sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
+                "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
+                "naming the node");
   sub->add_flag("--quiet", cmd.quiet, "No progress bar (it shows only on a terminal, for checks over about 1 s)");
   sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
   sub->add_option("--offset", cmd.offset,
@@ -244,6 +247,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   args.directions = cmd.directions;
   args.threads = cmd.threads;
   args.progress = !cmd.quiet;
+  args.detect_anomaly = cmd.detect_anomaly;
 
   std::vector<Run> runs;
   if (cmd.precision.empty()) {

@@ -21,10 +21,11 @@ struct CheckCommand {
   std::uint64_t seed = 1;
   bool directional = false;
   int directions = 3;
-  unsigned threads = 0; ///< finite-difference threads; 0: every core
-  bool quiet = false;   ///< no progress bar
-  bool stats = false;   ///< print the random case's tape size and the peak memory after the report
-  std::string shard;    ///< "i/n": only this run's share of the work, as a partial report for `merge`
+  unsigned threads = 0;        ///< finite-difference threads; 0: every core
+  bool quiet = false;          ///< no progress bar
+  bool detect_anomaly = false; ///< anomaly mode for the engine's tapes
+  bool stats = false;          ///< print the random case's tape size and the peak memory after the report
+  std::string shard;           ///< "i/n": only this run's share of the work, as a partial report for `merge`
   // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
   bool causal = false;
   long offset = 0;
@@ -49,7 +50,7 @@ int run_merge_command(const MergeCommand& cmd, std::ostream& out);
 /// `tapegrad grad FILE`.
 struct GradCommand {
   std::string file, precision = "double", format = "text";
-  bool all_nodes = false, audit = false, stats = false;
+  bool all_nodes = false, audit = false, stats = false, detect_anomaly = false;
 };
 CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd);
 int run_grad_command(const GradCommand& cmd, std::ostream& out);

@@ -23,6 +23,7 @@ struct CheckArgs {
   Shard* shard = nullptr; ///< numbers the units of work; with count > 1, only this run's share
   /// The extended attention (heads, masks, offset, dropout, positions, Wo) instead of the chapter's.
   std::optional<AttentionConfig> config;
+  bool detect_anomaly = false; ///< the engine's tapes in anomaly mode (TapeOptions::detect_anomaly)
 };
 
 /// The chapter's examples 1 and 2 and a seeded random asymmetric case, engine T against an MPFR
@@ -38,8 +39,9 @@ struct GradArgs {
   std::string precision; ///< as given, for the report
   std::string format = "text";
   bool all_nodes = false;
-  bool audit = false; ///< list nodes with more than one consumer and the contributions they received
-  bool stats = false; ///< tape nodes, bytes in values and gradients, peak resident memory
+  bool audit = false;          ///< list nodes with more than one consumer and the contributions they received
+  bool stats = false;          ///< tape nodes, bytes in values and gradients, peak resident memory
+  bool detect_anomaly = false; ///< the tape in anomaly mode: the first NaN or infinity is an error
 };
 /// Peak resident memory of this process so far, in bytes (getrusage).
 std::size_t peak_rss_bytes();

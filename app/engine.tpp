@@ -25,6 +25,7 @@ inline CheckOptions check_options(const CheckArgs& args, unsigned reference_digi
   opt.threads = args.threads;
   opt.progress = args.progress;
   opt.shard = args.shard;
+  opt.tape_options.detect_anomaly = args.detect_anomaly;
   return opt;
 }
 
@@ -121,7 +122,7 @@ template <Real T> std::vector<Var<T>> record_file(Tape<T>& tape, const FileGraph
 
 template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& args) {
   const FileGraph<T> graph(spec);
-  Tape<T> tape;
+  Tape<T> tape(TapeOptions{.detect_anomaly = args.detect_anomaly});
   const std::vector<Var<T>> all = record_file(tape, graph);
   const Var<T> out = graph.output_of(all);
   tape.backward(out);

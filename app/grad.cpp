@@ -21,13 +21,16 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
   sub->add_flag("--stats", cmd.stats, "Also print tape nodes, bytes in values and gradients, and peak memory");
   sub->add_flag("--audit", cmd.audit,
                 "Fan-out audit: nodes with more than one consumer and the gradient contributions summed into them");
+  sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
+                "Anomaly mode: the first node whose value or gradient holds NaN or an infinity is an error "
+                "naming it (op, label, parents, shapes, coordinate)");
   return sub;
 }
 
 int run_grad_command(const GradCommand& cmd, std::ostream& out) {
   const Precision p = parse_precision("--precision", cmd.precision);
   const GraphSpec spec = read_graph_file(cmd.file);
-  const GradArgs args{cmd.precision, cmd.format, cmd.all_nodes, cmd.audit, cmd.stats};
+  const GradArgs args{cmd.precision, cmd.format, cmd.all_nodes, cmd.audit, cmd.stats, cmd.detect_anomaly};
   // Everything is computed before anything is printed: an error leaves stdout empty.
   const std::string text =
       with_precision(p, [&](auto type) { return run_grad<typename decltype(type)::type>(spec, args); });

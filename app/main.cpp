@@ -1,5 +1,6 @@
 // The tapegrad command line program. User errors become one line on stderr and exit code 2.
 #include "commands.hpp"
+#include "output.hpp"
 
 #include <tapegrad/autodiff/error.hpp>
 
@@ -24,6 +25,11 @@ int main(int argc, char** argv) {
   cli.add_option("--log-level", level, "Log messages at this level and above, on stderr")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
+  std::string out_file;
+  cli.add_option("--out", out_file,
+                 "Write the report to FILE instead of stdout, atomically (a temporary file in the same directory, "
+                 "then renamed): an interrupted or failed run never leaves a partial report");
+  cli.fallthrough(); // --out and --log-level may also come after the subcommand
   tapegrad::app::CheckCommand check;
   CLI::App* check_cmd = tapegrad::app::add_check_command(cli, check);
   tapegrad::app::GradCommand grad;
@@ -49,12 +55,14 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tapegrad"));
   spdlog::set_level(levels.at(level));
   try {
-    if (check_cmd->parsed()) return tapegrad::app::run_check_command(check, std::cout);
-    if (grad_cmd->parsed()) return tapegrad::app::run_grad_command(grad, std::cout);
-    if (dot_cmd->parsed()) return tapegrad::app::run_dot_command(dot, std::cout);
-    if (bugs_cmd->parsed()) return tapegrad::app::run_bugs_command(bugs, std::cout);
-    if (merge_cmd->parsed()) return tapegrad::app::run_merge_command(merge, std::cout);
-    return tapegrad::app::run_default(std::cout);
+    return tapegrad::app::run_with_output(out_file, std::cout, [&](std::ostream& out) {
+      if (check_cmd->parsed()) return tapegrad::app::run_check_command(check, out);
+      if (grad_cmd->parsed()) return tapegrad::app::run_grad_command(grad, out);
+      if (dot_cmd->parsed()) return tapegrad::app::run_dot_command(dot, out);
+      if (bugs_cmd->parsed()) return tapegrad::app::run_bugs_command(bugs, out);
+      if (merge_cmd->parsed()) return tapegrad::app::run_merge_command(merge, out);
+      return tapegrad::app::run_default(out);
+    });
   } catch (const tapegrad::Error& e) {
     std::cerr << "tapegrad: error: " << e.what() << "\n";
     return 2;

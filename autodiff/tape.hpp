@@ -132,7 +132,8 @@ public:
     std::size_t contributions = 0; // adjoint contributions received in the last sweep (fan-out audit)
     bool has_grad = false;
     bool has_adjoint = false;
-    bool masks = false; // recorded with Masks::yes: -inf in its value is intended (anomaly mode allows it)
+    bool masks = false;           // recorded with Masks::yes: -inf in its value is intended (anomaly mode allows it)
+    std::uint64_t generation = 0; // the recording this node belongs to (its Vars hold the same number)
   };
 
   /// Whether a node's value may hold -inf on purpose (masks: a masked score is -inf).
@@ -291,10 +292,22 @@ public:
 
   /// Forgets every node so the tape can record afresh; Vars of the old recording become invalid. The nodes'
   /// buffers stay for the next recording (see buffer()); release() frees them.
-  void clear() {
-    size_ = 0;
+  void clear() { rewind(0); }
+
+  /// Forgets the nodes recorded after the first n (their Vars become invalid) and every gradient; the first
+  /// n nodes stay, values and Vars. Record the inputs once, then rewind(number of inputs) and record the
+  /// graph again on each iteration: the inputs are not copied again, and the graph's buffers are reused as
+  /// after clear().
+  void rewind(std::size_t n) {
+    if (n > size_)
+      throw UsageError("rewind(" + std::to_string(n) + "): the tape has only " + std::to_string(size_) + " nodes");
+    for (std::size_t i = 0; i < n; ++i) {
+      nodes_[i].has_grad = false;
+      nodes_[i].has_adjoint = false;
+    }
+    size_ = n;
     swept_ = false;
-    ++generation_;
+    ++generation_; // nodes recorded from now on; the n kept ones keep the generation their Vars hold
   }
   /// clear(), and frees every buffer the tape keeps.
   void release() {
@@ -331,12 +344,12 @@ public:
   Var<T> var(std::size_t i) {
     if (i >= size_)
       throw UsageError("var(" + std::to_string(i) + "): the tape has " + std::to_string(size_) + " nodes");
-    return Var<T>(this, i, generation_);
+    return Var<T>(this, i, nodes_[i].generation);
   }
   /// The Var of the last node labelled `label` (UsageError when no node has that label).
   Var<T> find(std::string_view label) {
     for (std::size_t i = size_; i-- > 0;)
-      if (nodes_[i].label == label) return Var<T>(this, i, generation_);
+      if (nodes_[i].label == label) return Var<T>(this, i, nodes_[i].generation);
     throw UsageError("find(" + std::string(label) + "): no node of the tape is labelled '" + std::string(label) + "'");
   }
 
@@ -421,6 +434,7 @@ private:
     n.contributions = 0;
     n.has_grad = false;
     n.has_adjoint = false;
+    n.generation = generation_;
     return Var<T>(this, size_++, generation_);
   }
 
@@ -431,12 +445,13 @@ private:
     if (v.tape_ != this)
       throw UsageError(std::string(what) + ": operand " + v.tape_->safe_name(v) +
                        " belongs to another tape; all operands of an op must be on one tape");
-    if (v.generation_ != generation_ || v.index_ >= size_)
+    if (v.index_ >= size_ || v.generation_ != nodes_[v.index_].generation)
       throw UsageError(std::string(what) + ": operand node " + std::to_string(v.index_) +
-                       " is from a recording that clear() has discarded");
+                       " is from a recording that clear() or rewind() has discarded");
   }
   std::string safe_name(const Var<T>& v) const {
-    return v.generation_ == generation_ && v.index_ < size_ ? node_name(v.index_) : "node " + std::to_string(v.index_);
+    return v.index_ < size_ && v.generation_ == nodes_[v.index_].generation ? node_name(v.index_)
+                                                                            : "node " + std::to_string(v.index_);
   }
 
   const Matrix<T>& node_value(std::size_t i) const { return nodes_[i].value; }

@@ -16,7 +16,11 @@ template <Real T> void matmul_loops(Matrix<T>& c, const Matrix<T>& a, const Matr
     for (Eigen::Index k = 0; k < a.cols(); ++k) {
       const T& aik = a(i, k);
       for (Eigen::Index j = 0; j < b.cols(); ++j)
-        c(i, j) += aik * b(k, j);
+        if constexpr (std::is_same_v<T, mpfr_real>) // one fused multiply-add, no temporary number per term
+          mpfr_fma(c(i, j).backend().data(), aik.backend().data(), b(k, j).backend().data(), c(i, j).backend().data(),
+                   MPFR_RNDN);
+        else
+          c(i, j) += aik * b(k, j);
     }
 }
 template <Real T> Matrix<T> matmul_loops(const Matrix<T>& a, const Matrix<T>& b) {

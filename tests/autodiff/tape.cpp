@@ -76,7 +76,8 @@ TEST_CASE("clear() records afresh, and Vars of the old recording are refused") {
   tape.clear();
   CHECK(tape.size() == 0);
   CHECK_THROWS_AS(exp(x), UsageError);
-  CHECK_THROWS_WITH_AS(x.value(), "value: operand node 0 is from a recording that clear() has discarded", UsageError);
+  CHECK_THROWS_WITH_AS(x.value(), "value: operand node 0 is from a recording that clear() or rewind() has discarded",
+                       UsageError);
   auto z = tape.input(matrix<double>({{2.0}}), "z");
   CHECK(z.index() == 0);
   CHECK_THROWS_AS(x.value(), UsageError); // same index, but an older generation
@@ -279,4 +280,27 @@ TEST_CASE("a value beyond the documented size limit is refused before allocation
                        "concat_cols(y, ...): the result: 2x6 would hold more than 6 entries, the limit of one value "
                        "(TapeOptions::max_entries); refused before allocating",
                        LimitError);
+}
+
+TEST_CASE("rewind(n) keeps the first n nodes and their Vars, forgets the rest and every gradient") {
+  Tape<double> tape;
+  auto x = tape.input(matrix<double>({{1.0, 2.0}}), "x");
+  auto w = tape.input(matrix<double>({{3.0}, {-1.0}}), "w");
+  const double* x_data = x.value().data();
+  auto y = matmul(x, w, "y");
+  tape.backward(sum(hadamard(y, y)));
+  const Matrix<double> first = w.grad();
+
+  tape.rewind(2);
+  CHECK(tape.size() == 2);
+  CHECK_THROWS_AS(y.value(), UsageError);        // forgotten
+  CHECK(x.value().data() == x_data);             // kept in place, not copied
+  CHECK(w.grad() == Matrix<double>::Zero(2, 1)); // gradients forgotten
+  auto y2 = matmul(x, w, "y");
+  tape.backward(sum(hadamard(y2, y2))); // no stale-gradient warning: rewind forgot them
+  CHECK(w.grad() == first);
+  CHECK(y2.index() == y.index());
+  CHECK_THROWS_AS(y.value(), UsageError); // the slot is reused by another recording: the old Var stays invalid
+
+  CHECK_THROWS_WITH_AS(tape.rewind(7), "rewind(7): the tape has only 5 nodes", UsageError);
 }
