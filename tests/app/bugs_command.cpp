@@ -19,7 +19,9 @@ TEST_CASE("bugs: every fault caught, nodes named, demonstrations shown") {
   for (const auto& f : doc.at("faults"))
     faults[f.at("id").get<int>()] = f;
   CHECK(faults.size() == 8);
-  for (const auto& [id, f] : faults) {
+  for (const auto& entry : faults) {
+    const int id = entry.first; // (a plain variable: clang 14 cannot capture a structured binding)
+    const auto& f = entry.second;
     CAPTURE(id);
     CHECK(f.at("caught") == true);
     CHECK_FALSE(f.at("caught_by").empty());

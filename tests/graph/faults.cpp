@@ -39,7 +39,9 @@ TEST_CASE("each VJP fault is caught by finite differences and dual numbers, and 
                                                           {Fault::backward_transpose_lost, "S0 <- K"},
                                                           {Fault::scale_dropped_backward, "S <- S0"},
                                                           {Fault::saturated_wrong_vjp, "A <- S"}};
-  for (const auto& [fault, node] : faults) {
+  for (const auto& entry : faults) {
+    const Fault fault = entry.first; // (a plain variable: clang 14 cannot capture a structured binding)
+    const std::string& node = entry.second;
     CAPTURE(static_cast<int>(fault));
     const CheckReport r = check(fault, in);
     CHECK_FALSE(r.passed());

@@ -110,7 +110,7 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {}) {
       Step st;
       st.op = static_cast<Op>(*rc::gen::inRange(0, op_count));
       const int a = pick();
-      const auto [ar, ac] = shape[static_cast<std::size_t>(a)];
+      const int ar = shape[static_cast<std::size_t>(a)].first, ac = shape[static_cast<std::size_t>(a)].second;
       st.args = {a};
       st.rows = ar;
       st.cols = ac;
