@@ -43,6 +43,21 @@ void BM_TapeAttention(benchmark::State& state) {
   state.counters["GFLOPS"] = gflops(state);
 }
 
+// The same with the tape in anomaly mode (every value and gradient scanned for NaN and infinities): what the
+// mode costs when on; BM_TapeAttention is the cost when off.
+void BM_TapeAttentionAnomaly(benchmark::State& state) {
+  const AttentionInputs<double> in = inputs(state);
+  Tape<double> tape(TapeOptions{.detect_anomaly = true});
+  const std::vector<Var<double>> vars{tape.input(in.X, "X"), tape.input(in.Wq, "Wq"), tape.input(in.Wk, "Wk"),
+                                      tape.input(in.Wv, "Wv"), tape.input(in.G, "G")};
+  for (auto _ : state) {
+    tape.rewind(vars.size());
+    tape.backward(FullAttentionGraph{}(tape, vars));
+    benchmark::DoNotOptimize(vars[0].grad().data());
+  }
+  state.counters["T"] = static_cast<double>(state.range(0));
+}
+
 void BM_HandAttention(benchmark::State& state) {
   const AttentionInputs<double> in = inputs(state);
   bench::HandAttention h;
@@ -79,5 +94,6 @@ void BM_Gemm512(benchmark::State& state) {
 
 BENCHMARK(BM_Gemm512)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HandAttention)->Arg(2)->Arg(16)->Arg(64)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TapeAttentionAnomaly)->Arg(2)->Arg(64)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TapeAttention)->Arg(2)->Arg(16)->Arg(64)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
