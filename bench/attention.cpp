@@ -27,11 +27,12 @@ AttentionInputs<double> inputs(benchmark::State& state) {
   return random_attention<double>(42, n, 64, 64, 64); // seed 42
 }
 
-void BM_TapeAttention(benchmark::State& state) {
+/// The tape's forward + backward with `options`. One tape for every iteration, as a training loop uses it: the
+/// inputs are recorded once, and each iteration rewinds to them and records the graph again into the buffers
+/// of the last one.
+void run_tape(benchmark::State& state, const TapeOptions& options) {
   const AttentionInputs<double> in = inputs(state);
-  // One tape for every iteration, as a training loop uses it: the inputs are recorded once, and each
-  // iteration rewinds to them and records the graph again into the buffers of the last one.
-  Tape<double> tape;
+  Tape<double> tape(options);
   const std::vector<Var<double>> vars{tape.input(in.X, "X"), tape.input(in.Wq, "Wq"), tape.input(in.Wk, "Wk"),
                                       tape.input(in.Wv, "Wv"), tape.input(in.G, "G")};
   for (auto _ : state) {
@@ -43,20 +44,11 @@ void BM_TapeAttention(benchmark::State& state) {
   state.counters["GFLOPS"] = gflops(state);
 }
 
+void BM_TapeAttention(benchmark::State& state) { run_tape(state, {}); }
+
 // The same with the tape in anomaly mode (every value and gradient scanned for NaN and infinities): what the
 // mode costs when on; BM_TapeAttention is the cost when off.
-void BM_TapeAttentionAnomaly(benchmark::State& state) {
-  const AttentionInputs<double> in = inputs(state);
-  Tape<double> tape(TapeOptions{.detect_anomaly = true});
-  const std::vector<Var<double>> vars{tape.input(in.X, "X"), tape.input(in.Wq, "Wq"), tape.input(in.Wk, "Wk"),
-                                      tape.input(in.Wv, "Wv"), tape.input(in.G, "G")};
-  for (auto _ : state) {
-    tape.rewind(vars.size());
-    tape.backward(FullAttentionGraph{}(tape, vars));
-    benchmark::DoNotOptimize(vars[0].grad().data());
-  }
-  state.counters["T"] = static_cast<double>(state.range(0));
-}
+void BM_TapeAttentionAnomaly(benchmark::State& state) { run_tape(state, TapeOptions{.detect_anomaly = true}); }
 
 void BM_HandAttention(benchmark::State& state) {
   const AttentionInputs<double> in = inputs(state);
