@@ -148,7 +148,7 @@ public:
   /// buffer this slot held before clear() when the shape matches).
   Var<T> input(const Matrix<T>& value, std::string label = {}) {
     check_input(value, label);
-    check_entries("input(" + label + ")", value.rows(), value.cols());
+    check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
     Matrix<T> copy = buffer(value.rows(), value.cols());
     copy = value;
     return push_input(std::move(copy), std::move(label));
@@ -156,7 +156,7 @@ public:
   /// The same, taking the matrix over without a copy.
   Var<T> input(Matrix<T>&& value, std::string label = {}) {
     check_input(value, label);
-    check_entries("input(" + label + ")", value.rows(), value.cols());
+    check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
     return push_input(std::move(value), std::move(label));
   }
 
@@ -164,7 +164,7 @@ public:
   /// the node in that slot held before the last clear() when its shape matches, else a new one. So a tape
   /// that records the same graph again after clear() (a training loop, a benchmark) allocates no values.
   Matrix<T> buffer(Eigen::Index rows, Eigen::Index cols) {
-    check_entries("a value", rows, cols);
+    check_entries(rows, cols, [] { return "a value"; });
     if (size_ < nodes_.size()) {
       Matrix<T>& old = nodes_[size_].value;
       if (old.rows() == rows && old.cols() == cols) return std::move(old);
@@ -190,11 +190,12 @@ public:
     return v;
   }
 
-  /// Refuses (LimitError) a value of rows x cols beyond TapeOptions::max_entries; `what` names it.
-  void check_entries(const std::string& what, Eigen::Index rows, Eigen::Index cols) const {
+  /// Refuses (LimitError) a value of rows x cols beyond TapeOptions::max_entries; `what()` names it (called
+  /// only then, so the message costs nothing on the way through).
+  template <class What> void check_entries(Eigen::Index rows, Eigen::Index cols, const What& what) const {
     const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
     if (rows < 0 || cols < 0 || (r > 0 && c > options_.max_entries / r))
-      throw LimitError(what + ": " + shape_string(rows, cols) + " would hold more than " +
+      throw LimitError(std::string(what()) + ": " + shape_string(rows, cols) + " would hold more than " +
                        std::to_string(options_.max_entries) +
                        " entries, the limit of one value (TapeOptions::max_entries); refused before allocating");
   }

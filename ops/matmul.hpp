@@ -50,7 +50,7 @@ template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
 template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   Tape<T>& tape = common_tape("matmul", a, b);
   if (a.cols() != b.rows()) shape_mismatch("matmul", a, b, "columns of the left must equal rows of the right");
-  tape.check_entries("matmul(" + a.name() + ", " + b.name() + "): the result", a.rows(), b.cols());
+  tape.check_entries(a.rows(), b.cols(), [&] { return "matmul(" + a.name() + ", " + b.name() + "): the result"; });
   Matrix<T> result = tape.buffer(a.rows(), b.cols());
   product(result, a.value(), b.value());
   return tape.record(

@@ -70,7 +70,7 @@ template <Real T> Var<T> concat_cols(std::span<const Var<T>> parts, std::string 
       shape_mismatch("concat_cols", parts[0], p, "every operand needs the same number of rows");
     cols += p.cols();
   }
-  tape.check_entries("concat_cols(" + parts[0].name() + ", ...): the result", parts[0].rows(), cols);
+  tape.check_entries(parts[0].rows(), cols, [&] { return "concat_cols(" + parts[0].name() + ", ...): the result"; });
   Matrix<T> result = tape.buffer(parts[0].rows(), cols);
   Eigen::Index at = 0;
   for (const Var<T>& p : parts) {
