@@ -107,12 +107,24 @@ template <Real T, Real R> R fd_threshold(const T& engine_tol = engine_tolerance<
   return static_cast<R>(engine_tol) + reference_tolerance<R>();
 }
 
+/// max(1, |J|): the scale an absolute error is measured against.
+template <Real R> R scale_of(const R& J) {
+  using std::abs;
+  return abs(J) > R(1) ? R(abs(J)) : R(1);
+}
+
 /// The absolute noise of a finite-difference reference in R for a graph whose output is about |J|: what the
 /// stencil cannot resolve, 1000 eps_R^(p/(p+1)) max(1, |J|). A gradient that is zero in truth comes out of
 /// the stencil as noise of about this size, so relative to itself it is meaningless (rel ~ 1).
 template <Real R> R reference_noise(Stencil s, const R& J) {
-  using std::abs;
-  return R(1000) * expected_stencil_error<R>(s) * (abs(J) > R(1) ? R(abs(J)) : R(1));
+  return R(1000) * expected_stencil_error<R>(s) * scale_of(J);
+}
+
+/// The absolute floor when an engine's gradient meets the sixth-order reference: the stencil's noise plus
+/// the engine's own rounding at the scale of J, engine_tol max(1, |J|). Used for the whole-graph check
+/// and for each node's VJP alike.
+template <Real R> R engine_noise_floor(const R& J, const R& engine_tol) {
+  return reference_noise<R>(Stencil::sixth_order, J) + engine_tol * scale_of(J);
 }
 
 /// The comparison of a checked matrix with a reference, errors measured in R relative to the reference's
@@ -320,7 +332,6 @@ template <Real T, class F> CheckReport dual_check(const F& f, const std::vector<
 template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint64_t seed,
                                                  const R& threshold, unsigned threads = 1,
                                                  const R& engine_tol = static_cast<R>(engine_tolerance<T>())) {
-  using std::abs;
   assert(tape.size() == reference.size());
   CheckReport report;
   std::mt19937_64 rng(seed);
@@ -358,8 +369,7 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
       parents_r.push_back(convert<R>(m));
     // A VJP that is zero in truth (the softmax's, when W is constant along a row) meets stencil noise.
     const R J0 = J(parents_r);
-    const R floor = reference_noise<R>(Stencil::sixth_order, J0) +
-                    static_cast<R>(engine_tol) * (abs(J0) > R(1) ? R(abs(J0)) : R(1));
+    const R floor = engine_noise_floor(J0, engine_tol);
     for (std::size_t k = 0; k < parents.size(); ++k)
       report.checks.push_back(compare<R, T>(
           "per-node VJP", tape.node_name(i) + " <- " + tape.node_name(node.parents[k]), scratch.grad(vars[k]),
@@ -454,7 +464,6 @@ template <Real T> struct OtherGradient {
 template <Real T, Real R, class F>
 CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
                            const CheckOptions& opt = {}, const std::vector<OtherGradient<T>>& others = {}) {
-  using std::abs;
   CheckReport report;
   const EngineGradient<T> engine = engine_gradient(f, inputs, names, opt.tape_options);
   Tape<T> tape(opt.tape_options); // for the per-node check
@@ -484,8 +493,7 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
   // Absolute floors for inputs whose whole gradient is zero in truth (then the reference is stencil noise):
   // the stencil's noise, plus the engine's rounding at the scale of J for the tape's comparison.
   const R J = exact_convert<R>(engine.value);
-  const R sixth_noise =
-      reference_noise<R>(Stencil::sixth_order, J) + static_cast<R>(engine_tol) * (abs(J) > R(1) ? R(abs(J)) : R(1));
+  const R sixth_noise = engine_noise_floor(J, static_cast<R>(engine_tol));
   const R richardson_noise = reference_noise<R>(Stencil::richardson, J);
   std::vector<Matrix<R>> x;
   for (const Matrix<T>& m : inputs)
