@@ -1,5 +1,8 @@
 #pragma once
 #include "../autodiff/operands.hpp"
+#include "../autodiff/vector_exp.hpp"
+
+#include <type_traits>
 
 namespace tapegrad {
 
@@ -14,28 +17,33 @@ namespace tapegrad {
 /// The forward value alone (also used by graph/faults.hpp to build deliberately wrong variants).
 template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x) {
   assert(result.rows() == x.rows() && result.cols() == x.cols());
+  const Eigen::Index n = x.cols();
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     bool has_nan = false;
     T mx = -infinity<T>();
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      has_nan = has_nan || is_nan(x(i, j));
-      if (x(i, j) > mx) mx = x(i, j);
+    if constexpr (std::is_floating_point_v<T>) { // Eigen's vectorised reductions (a row holds no NaN here)
+      has_nan = x.row(i).hasNaN();
+      if (!has_nan && n > 0) mx = x.row(i).maxCoeff();
+    } else {
+      for (Eigen::Index j = 0; j < n; ++j) {
+        has_nan = has_nan || is_nan(x(i, j));
+        if (x(i, j) > mx) mx = x(i, j);
+      }
     }
     if (has_nan) {
       result.row(i).setConstant(std::numeric_limits<T>::quiet_NaN());
     } else if (mx == -infinity<T>()) {
       result.row(i).setZero();
     } else if (mx == infinity<T>()) {
-      for (Eigen::Index j = 0; j < x.cols(); ++j)
+      for (Eigen::Index j = 0; j < n; ++j)
         result(i, j) = x(i, j) == mx ? T(1) : T(0);
       result.row(i) /= result.row(i).sum();
     } else {
-      using std::exp;
-      T total(0);
-      for (Eigen::Index j = 0; j < x.cols(); ++j) {
-        result(i, j) = exp(x(i, j) - mx);
-        total += result(i, j);
-      }
+      // exp(x - mx) over the row in one call (vectorised for double, autodiff/vector_exp.hpp); -inf - mx is
+      // -inf and its exp exactly 0.
+      result.row(i).array() = x.row(i).array() - mx;
+      exp_in_place(&result(i, 0), static_cast<std::size_t>(n));
+      const T total = result.row(i).sum();
       result.row(i) /= total;
     }
   }
@@ -50,11 +58,16 @@ template <Real T> Matrix<T> softmax_rows_value(const Matrix<T>& x) {
 template <Real T> void softmax_rows_vjp(Matrix<T>& ds, const Matrix<T>& a, const Matrix<T>& g) {
   assert(ds.rows() == a.rows() && ds.cols() == a.cols());
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    T dot(0);
-    for (Eigen::Index k = 0; k < a.cols(); ++k)
-      dot += a(i, k) * g(i, k);
-    for (Eigen::Index j = 0; j < a.cols(); ++j)
-      ds(i, j) = a(i, j) * (g(i, j) - dot);
+    if constexpr (std::is_floating_point_v<T>) { // Eigen's vectorised dot and elementwise pass
+      const T dot = a.row(i).dot(g.row(i));
+      ds.row(i).array() = a.row(i).array() * (g.row(i).array() - dot);
+    } else {
+      T dot(0);
+      for (Eigen::Index k = 0; k < a.cols(); ++k)
+        dot += a(i, k) * g(i, k);
+      for (Eigen::Index j = 0; j < a.cols(); ++j)
+        ds(i, j) = a(i, j) * (g(i, j) - dot);
+    }
   }
 }
 template <Real T> Matrix<T> softmax_rows_vjp(const Matrix<T>& a, const Matrix<T>& g) {
