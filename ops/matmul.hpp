@@ -29,13 +29,37 @@ template <Real T> Matrix<T> matmul_loops(const Matrix<T>& a, const Matrix<T>& b)
   return c;
 }
 
-/// c = a b with the fastest kernel measured for T: Eigen for native floating point, loops otherwise. c must
-/// be shaped already and must not alias a or b.
+/// Whether a product's operand is used as it is or transposed.
+enum class Transposed { no, yes };
+
+/// c = op(a) op(b) with the fastest kernel measured for T: Eigen for float and double (which hands the
+/// product to OpenBLAS when the build uses BLAS), plain loops otherwise. c must be shaped already and must
+/// not alias a or b.
+template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, Transposed ta, const Matrix<T>& b, Transposed tb) {
+  assert(c.rows() == (ta == Transposed::no ? a.rows() : a.cols()));
+  assert(c.cols() == (tb == Transposed::no ? b.cols() : b.rows()));
+  if constexpr (std::is_floating_point_v<T>) { // Eigen (OpenBLAS behind it when the build uses BLAS)
+    if (ta == Transposed::no && tb == Transposed::no)
+      c.noalias() = a * b;
+    else if (ta == Transposed::no)
+      c.noalias() = a * b.transpose();
+    else if (tb == Transposed::no)
+      c.noalias() = a.transpose() * b;
+    else
+      c.noalias() = a.transpose() * b.transpose();
+  } else {
+    if (ta == Transposed::no && tb == Transposed::no)
+      matmul_loops(c, a, b);
+    else { // the loops read rows of a and of b: transposed operands are copied first (O(n^2) beside O(n^3))
+      Matrix<T> at, bt;
+      if (ta == Transposed::yes) at = a.transpose();
+      if (tb == Transposed::yes) bt = b.transpose();
+      matmul_loops(c, ta == Transposed::yes ? at : a, tb == Transposed::yes ? bt : b);
+    }
+  }
+}
 template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, const Matrix<T>& b) {
-  if constexpr (std::is_floating_point_v<T>)
-    c.noalias() = a * b;
-  else
-    matmul_loops(c, a, b);
+  product(c, a, Transposed::no, b, Transposed::no);
 }
 template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
   Matrix<T> c(a.rows(), b.cols());
@@ -56,12 +80,14 @@ template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string la
   return tape.record(
       "MatMul", {a, b}, std::move(result),
       [](Backprop<T>& bp) {
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (std::is_floating_point_v<T>) { // Eigen evaluates into the adjoint (+= is gemm's beta = 1)
           bp.accumulate(0, bp.grad() * bp.input(1).transpose());
           bp.accumulate(1, bp.input(0).transpose() * bp.grad());
-        } else {
-          bp.accumulate(0, product<T>(bp.grad(), bp.input(1).transpose()));
-          bp.accumulate(1, product<T>(bp.input(0).transpose(), bp.grad()));
+        } else { // written straight into the adjoint when it is the first contribution: no product temporary
+          bp.accumulate_with(
+              0, [&](Matrix<T>& da) { product(da, bp.grad(), Transposed::no, bp.input(1), Transposed::yes); });
+          bp.accumulate_with(
+              1, [&](Matrix<T>& db) { product(db, bp.input(0), Transposed::yes, bp.grad(), Transposed::no); });
         }
       },
       [](const std::vector<Var<T>>& in) { return matmul(in[0], in[1]); }, std::move(label));
