@@ -1,42 +1,64 @@
 #pragma once
-// Single-head attention forward and backward written by hand with Eigen products, no tape: the yardstick the
-// tape is measured against (what a careful person would write for one fixed graph). Bench only.
-#include <tapegrad/autodiff/real.hpp>
+// Single-head attention forward and backward written by hand, no tape: the yardstick the tape is measured
+// against (what a careful person would write for one fixed graph). It uses the same kernels as the tape's ops
+// (tapegrad::product, straight to OpenBLAS when the build uses it, and exp_in_place, libmvec's vector exp),
+// so the ratio of the two is the tape's own overhead, not a difference of kernels. Bench only.
+#include <tapegrad/autodiff/vector_exp.hpp>
+#include <tapegrad/ops/matmul.hpp>
 
 namespace tapegrad::bench {
+
+/// What HandAttention::run does: everything, or only its 15 products (the elementwise work skipped, its
+/// results left from an earlier full run): the fastest the products of attention can go at these shapes.
+enum class Work { all, products_only };
 
 struct HandAttention {
   Matrix<double> Q, K, V, S, A, O, dA, dS, dQ, dK, dV, dX, dWq, dWk, dWv;
   double J = 0;
 
   void run(const Matrix<double>& X, const Matrix<double>& Wq, const Matrix<double>& Wk, const Matrix<double>& Wv,
-           const Matrix<double>& G) {
+           const Matrix<double>& G, Work work = Work::all) {
+    const bool all = work == Work::all;
+    constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
     const double c = 1 / std::sqrt(static_cast<double>(Wq.cols()));
-    Q.noalias() = X * Wq;
-    K.noalias() = X * Wk;
-    V.noalias() = X * Wv;
-    S.noalias() = (Q * K.transpose()) * c;
+    const Eigen::Index T = X.rows();
+    shape(Q, T, Wq.cols()), shape(K, T, Wk.cols()), shape(V, T, Wv.cols()), shape(S, T, T), shape(O, T, Wv.cols());
+    product(Q, X, N, Wq, N);
+    product(K, X, N, Wk, N);
+    product(V, X, N, Wv, N);
+    product(S, Q, N, K, Tr);
+    if (all) S *= c;
     A.resize(S.rows(), S.cols());
-    for (Eigen::Index i = 0; i < S.rows(); ++i) {
-      const double mx = S.row(i).maxCoeff();
-      A.row(i) = (S.row(i).array() - mx).exp();
+    for (Eigen::Index i = 0; i < S.rows() && all; ++i) {
+      A.row(i).array() = S.row(i).array() - S.row(i).maxCoeff();
+      exp_in_place(&A(i, 0), static_cast<std::size_t>(A.cols())); // the tape's exp, vectorised
       A.row(i) /= A.row(i).sum();
     }
-    O.noalias() = A * V;
-    J = O.cwiseProduct(G).sum();
+    product(O, A, N, V, N);
+    if (all) J = O.cwiseProduct(G).sum();
     // backward: dO = G
-    dA.noalias() = G * V.transpose();
-    dV.noalias() = A.transpose() * G;
-    dS = A.cwiseProduct(dA - (A.cwiseProduct(dA).rowwise().sum()).replicate(1, A.cols()));
-    dQ.noalias() = (dS * K) * c;
-    dK.noalias() = (dS.transpose() * Q) * c;
-    dWq.noalias() = X.transpose() * dQ;
-    dWk.noalias() = X.transpose() * dK;
-    dWv.noalias() = X.transpose() * dV;
-    dX.noalias() = dQ * Wq.transpose();
+    shape(dA, T, T), shape(dV, T, Wv.cols()), shape(dQ, T, Wq.cols()), shape(dK, T, Wk.cols());
+    shape(dWq, Wq.rows(), Wq.cols()), shape(dWk, Wk.rows(), Wk.cols()), shape(dWv, Wv.rows(), Wv.cols());
+    shape(dX, T, X.cols());
+    product(dA, G, N, V, Tr);
+    product(dV, A, Tr, G, N);
+    dS.resize(T, T);
+    for (Eigen::Index i = 0; i < T && all; ++i) {
+      const double dot = A.row(i).dot(dA.row(i));
+      dS.row(i).array() = c * A.row(i).array() * (dA.row(i).array() - dot); // 1/sqrt(d) folded in here
+    }
+    product(dQ, dS, N, K, N);
+    product(dK, dS, Tr, Q, N);
+    product(dWq, X, Tr, dQ, N);
+    product(dWk, X, Tr, dK, N);
+    product(dWv, X, Tr, dV, N);
+    product(dX, dQ, N, Wq, Tr);
     dX.noalias() += dK * Wk.transpose();
     dX.noalias() += dV * Wv.transpose();
   }
+
+private:
+  static void shape(Matrix<double>& m, Eigen::Index rows, Eigen::Index cols) { m.resize(rows, cols); }
 };
 
 } // namespace tapegrad::bench
