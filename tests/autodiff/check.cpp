@@ -42,6 +42,13 @@ struct BrokenGraph {
   }
 };
 
+/// J = sum(x .* x) with inputs {x, unused}: the second input is never read.
+struct IgnoresSecond {
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    return sum(hadamard(in[0], in[0], "xx"), "J");
+  }
+};
+
 int count_failed(const CheckReport& r, const std::string& name) {
   int n = 0;
   for (const CheckResult& c : r.checks)
@@ -73,7 +80,8 @@ TEST_CASE("a graph that is not attention passes every check, double against 50 d
 TEST_CASE("the same graph, 50 digits against a 100-digit reference, passes to 1e-40") {
   test::RandomMatrices random(102);
   std::vector<Matrix<float50>> x;
-  for (const Matrix<double>& m : softplus_inputs(random)) x.push_back(m.cast<float50>());
+  for (const Matrix<double>& m : softplus_inputs(random))
+    x.push_back(m.cast<float50>());
   CheckOptions opt;
   opt.reference_digits = 100;
   const CheckReport r = check_gradient<float50, mpfr_real>(SoftplusGraph{}, x, softplus_names, opt);
@@ -191,4 +199,46 @@ TEST_CASE("a graph whose output is not 1x1 is refused with a clear error") {
                        "check: the graph's output X is 2x2; a checked graph must end in a 1x1 value (sum it, or take "
                        "a probe sum(O * G))",
                        UsageError);
+}
+
+TEST_CASE("the finite differences of input k replay only what input k reaches, and give the full recording's J") {
+  // Attention through the projections, 4 x 4 x 4 x 4 at 50 digits, seed 8. Moving one entry of each input
+  // by 1/3, the pruned evaluation must return exactly (==) the J of recording the whole graph at the moved
+  // inputs: the same ops on the same values.
+  const AttentionInputs<float50> in = random_attention<float50>(8, 4, 4, 4, 4);
+  const std::vector<Matrix<float50>> x{in.X, in.Wq, in.Wk, in.Wv, in.G};
+  const std::vector<std::string> names{"X", "Wq", "Wk", "Wv", "G"};
+  std::vector<std::size_t> replayed;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const InputFunction<float50> of_k(FullAttentionGraph{}, x, names, k);
+    replayed.push_back(of_k.replayed());
+    for (Eigen::Index c = 0; c < x[k].size(); c += 5) {
+      std::vector<Matrix<float50>> moved = x;
+      moved[k].data()[c] += float50(1) / float50(3);
+      Tape<float50> full, pruned;
+      const float50 want = record_graph(full, FullAttentionGraph{}, moved, names).value()(0, 0);
+      CHECK(of_k(pruned, moved[k]) == want);
+      if (k > 0) // X reaches every op; for the others, the nodes that do not depend on them are not recorded
+        CHECK(pruned.size() < full.size());
+    }
+  }
+  MESSAGE("nodes replayed per input X, Wq, Wk, Wv, G: " << replayed[0] << ", " << replayed[1] << ", " << replayed[2]
+                                                        << ", " << replayed[3] << ", " << replayed[4]);
+  // 10 ops: Q K V Kt S0 S A O OG J. X reaches all; Wq skips K, V, Kt; Wk skips Q, V; Wv reaches V, O, OG, J;
+  // G only OG and J.
+  CHECK(replayed[0] == 10);
+  CHECK(replayed[1] == 7);
+  CHECK(replayed[2] == 8);
+  CHECK(replayed[3] == 4);
+  CHECK(replayed[4] == 2);
+}
+
+TEST_CASE("an input the output does not read: its finite differences are exactly 0, with nothing replayed") {
+  test::RandomMatrices random(14);
+  const std::vector<Matrix<double>> x{random.make<double>(2, 3), random.make<double>(2, 2)};
+  const InputFunction<double> of_1(IgnoresSecond{}, x, {"x", "unused"}, 1);
+  CHECK(of_1.replayed() == 0);
+  const Reference<double> ref = fd_reference(IgnoresSecond{}, x, {"x", "unused"}, 1);
+  CHECK(ref.sixth == Matrix<double>::Zero(2, 2));
+  CHECK(ref.richardson == Matrix<double>::Zero(2, 2));
 }
