@@ -21,9 +21,9 @@ template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x)
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     bool has_nan = false;
     T mx = -infinity<T>();
-    if constexpr (std::is_floating_point_v<T>) { // Eigen's vectorised reductions (a row holds no NaN here)
-      has_nan = x.row(i).hasNaN();
-      if (!has_nan && n > 0) mx = x.row(i).maxCoeff();
+    if constexpr (std::is_floating_point_v<T>) { // one vectorised pass: the max, NaN when the row holds one
+      if (n > 0) mx = x.row(i).template maxCoeff<Eigen::PropagateNaN>();
+      has_nan = is_nan(mx);
     } else {
       for (Eigen::Index j = 0; j < n; ++j) {
         has_nan = has_nan || is_nan(x(i, j));
