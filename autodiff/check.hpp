@@ -272,15 +272,20 @@ public:
     for (std::size_t i = 0; i < n; ++i)
       if (reached[i] && needed[i]) {
         role_[i] = i == k ? Role::moved : Role::replayed;
-        assert(i == k || base_.node(i).replay); // every node after the inputs is an op with a replay
+        if (i != k && !base_.node(i).replay) complete_ = false; // an op recorded without a replay
         for (std::size_t p : base_.node(i).parents)
           if (!reached[p]) role_[p] = Role::constant;
       }
   }
 
+  /// Whether every node to replay has a replay (a user's op recorded without one has not); if not, the
+  /// caller records the whole graph instead.
+  bool complete() const { return complete_; }
+
   /// The output with input k set to `xk`, recorded on `tape` (cleared). Safe to call concurrently, each
-  /// call with its own tape.
+  /// call with its own tape. Only when complete().
   R operator()(Tape<R>& tape, const Matrix<R>& xk) const {
+    assert(complete_);
     if (role_[out_] == Role::unused) return base_.node(out_).value(0, 0); // the output ignores input k
     std::vector<Var<R>> vars(out_ + 1), parents;
     for (std::size_t i = 0; i <= out_; ++i) {
@@ -315,6 +320,7 @@ private:
   Tape<R> base_;
   std::size_t out_;
   std::vector<Role> role_;
+  bool complete_ = true;
 };
 
 /// Coordinates run on `threads` threads (0: every core); `progress` advances by one per coordinate and stencil.
@@ -324,7 +330,9 @@ template <Real R, class F> Reference<R> fd_reference(const F& f, const std::vect
   const InputFunction<R> of_k(f, inputs, names, k);
   TapePool<R> tapes;
   const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
-    return tapes.with([&](Tape<R>& tape) -> R { return of_k(tape, x[k]); });
+    return tapes.with([&](Tape<R>& tape) -> R {
+      return of_k.complete() ? of_k(tape, x[k]) : record_graph(tape, f, x, names).value()(0, 0);
+    });
   };
   return {central_difference<R>(J, inputs, k, Stencil::sixth_order, R(1), threads, progress),
           central_difference<R>(J, inputs, k, Stencil::richardson, R(1), threads, progress),

@@ -49,6 +49,20 @@ struct IgnoresSecond {
   }
 };
 
+/// x -> x^2 with a right VJP but recorded without a replay, as a user's op may be.
+template <Real T> Var<T> square_without_replay(const Var<T>& a) {
+  return a.tape().record(
+      "SquareNoReplay", {a}, Matrix<T>(a.value().cwiseProduct(a.value())),
+      [](Backprop<T>& bp) { bp.accumulate(0, T(2) * bp.grad().cwiseProduct(bp.input(0))); }, {}, "sq");
+}
+
+/// J = sum(square_without_replay(x W)) with inputs {x, W}.
+struct NoReplayGraph {
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    return sum(square_without_replay(matmul(in[0], in[1], "P")), "J");
+  }
+};
+
 int count_failed(const CheckReport& r, const std::string& name) {
   int n = 0;
   for (const CheckResult& c : r.checks)
@@ -241,4 +255,21 @@ TEST_CASE("an input the output does not read: its finite differences are exactly
   const Reference<double> ref = fd_reference(IgnoresSecond{}, x, {"x", "unused"}, 1);
   CHECK(ref.sixth == Matrix<double>::Zero(2, 2));
   CHECK(ref.richardson == Matrix<double>::Zero(2, 2));
+}
+
+TEST_CASE("an op recorded without a replay: the finite differences record the whole graph instead") {
+  test::RandomMatrices random(15);
+  const std::vector<Matrix<double>> x{random.make<double>(2, 3), random.make<double>(3, 2)};
+  const std::vector<std::string> names{"x", "W"};
+  const InputFunction<double> of_0(NoReplayGraph{}, x, names, 0);
+  CHECK_FALSE(of_0.complete());
+  const auto full = [&](const std::vector<Matrix<double>>& m) {
+    Tape<double> t;
+    return record_graph(t, NoReplayGraph{}, m, names).value()(0, 0);
+  };
+  for (std::size_t k = 0; k < 2; ++k) // the same numbers as differences of the whole recording, bit for bit
+    CHECK(fd_reference(NoReplayGraph{}, x, names, k).sixth == central_difference<double>(full, x, k));
+  const CheckReport r = check_gradient<double, float50>(NoReplayGraph{}, x, names);
+  print(r);
+  CHECK(r.passed());
 }
