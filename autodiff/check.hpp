@@ -255,6 +255,7 @@ public:
   template <class F>
   InputFunction(const F& f, const std::vector<Matrix<R>>& inputs, const std::vector<std::string>& names, std::size_t k)
       : out_(record_graph(base_, f, inputs, names).index()) {
+    assert(k < inputs.size());
     // record_graph records input j as node j; then which nodes input k reaches, and which of those the
     // output needs.
     const std::size_t n = out_ + 1;
@@ -310,7 +311,7 @@ public:
     return vars[out_].value()(0, 0);
   }
 
-  /// How many nodes an evaluation replays, of how many op nodes the graph has.
+  /// How many nodes an evaluation replays (0 when the output does not depend on input k).
   std::size_t replayed() const {
     return static_cast<std::size_t>(std::count(role_.begin(), role_.end(), Role::replayed));
   }
@@ -438,16 +439,18 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
     scratch.backward(node.replay(vars), W);
     // J(parents) = sum over the finite entries of op(parents) .* W, in R.
     const Matrix<R> Wr = convert<R>(W);
+    TapePool<R> tapes; // the evaluations of this node reuse their buffers
     const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
-      Tape<R> t;
-      std::vector<Var<R>> in;
-      for (const Matrix<R>& m : x)
-        in.push_back(t.input(m));
-      const Matrix<R>& y = reference.node(i).replay(in).value();
-      R s(0);
-      for (Eigen::Index e = 0; e < y.size(); ++e)
-        if (Wr.data()[e] != R(0)) s += y.data()[e] * Wr.data()[e];
-      return s;
+      return tapes.with([&](Tape<R>& t) -> R {
+        std::vector<Var<R>> in;
+        for (const Matrix<R>& m : x)
+          in.push_back(t.input(m));
+        const Matrix<R>& y = reference.node(i).replay(in).value();
+        R s(0);
+        for (Eigen::Index e = 0; e < y.size(); ++e)
+          if (Wr.data()[e] != R(0)) s += y.data()[e] * Wr.data()[e];
+        return s;
+      });
     };
     std::vector<Matrix<R>> parents_r;
     for (const Matrix<T>& m : parents)
