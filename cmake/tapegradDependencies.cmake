@@ -45,6 +45,20 @@ if(NOT TARGET tapegrad::mpfr)
     INTERFACE_LINK_LIBRARIES "${TAPEGRAD_MPFR_LIBRARY};${TAPEGRAD_GMP_LIBRARY}")
 endif()
 
+# An optional library: when find_library finds `library` (cached in `variable`; extra arguments go to
+# find_library), the imported target tapegrad::<name> links it and defines `definition` for every user of
+# tapegrad. Nothing happens when the target exists already or the library is missing.
+macro(tapegrad_optional_library name variable definition library)
+  if(NOT TARGET tapegrad::${name})
+    find_library(${variable} ${library} ${ARGN})
+    if(${variable})
+      add_library(tapegrad::${name} INTERFACE IMPORTED)
+      set_target_properties(tapegrad::${name} PROPERTIES INTERFACE_COMPILE_DEFINITIONS ${definition}
+                                                         INTERFACE_LINK_LIBRARIES "${${variable}}")
+    endif()
+  endif()
+endmacro()
+
 # BLAS: when OpenBLAS's serial build is installed (Debian libopenblas-serial-dev), Eigen hands float and
 # double products to it (EIGEN_USE_BLAS): bench_attention measured 2x faster at T = 512 and 2.5x at T = 2
 # than Eigen's own kernels in a portable (-march=x86-64) build, because OpenBLAS picks AVX-512 kernels at
@@ -53,24 +67,14 @@ endif()
 if(NOT DEFINED TAPEGRAD_BLAS)
   set(TAPEGRAD_BLAS ON)
 endif()
-if(TAPEGRAD_BLAS AND NOT TARGET tapegrad::blas)
-  find_library(TAPEGRAD_OPENBLAS_LIBRARY openblas
-               PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial NO_DEFAULT_PATH)
-  if(TAPEGRAD_OPENBLAS_LIBRARY)
-    add_library(tapegrad::blas INTERFACE IMPORTED)
-    set_target_properties(tapegrad::blas PROPERTIES INTERFACE_COMPILE_DEFINITIONS EIGEN_USE_BLAS
-                                                    INTERFACE_LINK_LIBRARIES "${TAPEGRAD_OPENBLAS_LIBRARY}")
-  endif()
+if(TAPEGRAD_BLAS)
+  tapegrad_optional_library(blas TAPEGRAD_OPENBLAS_LIBRARY EIGEN_USE_BLAS openblas
+                            PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial NO_DEFAULT_PATH)
 endif()
 
 # Vector exp: glibc's libmvec (part of libc6-dev on x86-64) gives the softmax and exp of double an AVX2 /
 # AVX-512 exp chosen at run time (autodiff/vector_exp.hpp): bench_attention's softmax at T = 512 computes
 # 262,144 exps, 1.37 ms with the scalar exp and 0.22 ms with libmvec's. Without it, the scalar exp.
-if(NOT TARGET tapegrad::mvec AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  find_library(TAPEGRAD_MVEC_LIBRARY mvec)
-  if(TAPEGRAD_MVEC_LIBRARY)
-    add_library(tapegrad::mvec INTERFACE IMPORTED)
-    set_target_properties(tapegrad::mvec PROPERTIES INTERFACE_COMPILE_DEFINITIONS TAPEGRAD_HAVE_LIBMVEC
-                                                    INTERFACE_LINK_LIBRARIES "${TAPEGRAD_MVEC_LIBRARY}")
-  endif()
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  tapegrad_optional_library(mvec TAPEGRAD_MVEC_LIBRARY TAPEGRAD_HAVE_LIBMVEC mvec)
 endif()
