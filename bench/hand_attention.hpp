@@ -22,7 +22,11 @@ struct HandAttention {
     constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
     const double c = 1 / std::sqrt(static_cast<double>(Wq.cols()));
     const Eigen::Index T = X.rows();
-    shape(Q, T, Wq.cols()), shape(K, T, Wk.cols()), shape(V, T, Wv.cols()), shape(S, T, T), shape(O, T, Wv.cols());
+    Q.resize(T, Wq.cols());
+    K.resize(T, Wk.cols());
+    V.resize(T, Wv.cols());
+    S.resize(T, T);
+    O.resize(T, Wv.cols());
     product(Q, X, N, Wq, N);
     product(K, X, N, Wk, N);
     product(V, X, N, Wv, N);
@@ -37,9 +41,14 @@ struct HandAttention {
     product(O, A, N, V, N);
     if (all) J = O.cwiseProduct(G).sum();
     // backward: dO = G
-    shape(dA, T, T), shape(dV, T, Wv.cols()), shape(dQ, T, Wq.cols()), shape(dK, T, Wk.cols());
-    shape(dWq, Wq.rows(), Wq.cols()), shape(dWk, Wk.rows(), Wk.cols()), shape(dWv, Wv.rows(), Wv.cols());
-    shape(dX, T, X.cols());
+    dA.resize(T, T);
+    dV.resize(T, Wv.cols());
+    dQ.resize(T, Wq.cols());
+    dK.resize(T, Wk.cols());
+    dWq.resize(Wq.rows(), Wq.cols());
+    dWk.resize(Wk.rows(), Wk.cols());
+    dWv.resize(Wv.rows(), Wv.cols());
+    dX.resize(T, X.cols());
     product(dA, G, N, V, Tr);
     product(dV, A, Tr, G, N);
     dS.resize(T, T);
@@ -56,9 +65,6 @@ struct HandAttention {
     dX.noalias() += dK * Wk.transpose();
     dX.noalias() += dV * Wv.transpose();
   }
-
-private:
-  static void shape(Matrix<double>& m, Eigen::Index rows, Eigen::Index cols) { m.resize(rows, cols); }
 };
 
 } // namespace tapegrad::bench
