@@ -67,26 +67,37 @@ Row run_case(int id, const std::string& fault_name, Fault fault, const Case& c, 
   for (const CheckResult& r : report.checks) {
     if (r.passed) continue;
     std::string channel;
-    if (r.name == "tape vs finite differences" || r.name == "stale tape vs finite differences")
+    switch (r.kind) {
+    case CheckKind::tape_vs_finite_differences:
       channel = "finite differences";
-    else if (r.name.starts_with("dual numbers"))
+      break;
+    case CheckKind::other_vs_finite_differences:
+      if (r.other != "stale tape") continue; // hand-written vs finite differences: the reference, not the fault
+      channel = "finite differences";
+      break;
+    case CheckKind::dual_numbers:
       channel = "dual numbers";
-    else if (r.name == "per-node VJP") {
+      break;
+    case CheckKind::node_vjp:
       channel = "per-node check";
-      row.nodes.insert(r.input.substr(0, r.input.find(" <- ")));
-    } else if (r.name == "tape vs hand-written" || r.name == "tape vs stale tape")
+      row.nodes.insert(r.node_name);
+      break;
+    case CheckKind::tape_vs_other:
       channel = "by-hand gradient";
-    else
-      continue; // hand-written vs finite differences: the reference itself, not the fault
+      break;
+    default:
+      continue;
+    }
     row.caught_by.insert(channel);
-    row.worst = std::max(row.worst, std::stod(r.max_rel_error));
+    row.worst = std::max(row.worst, r.rel_error);
   }
   // The forward against the by-hand forward.
   const Var<T> O = tape.find("O");
-  const CheckResult forward = compare<T, T>("forward", "O", O.value(), hand.O, engine_tolerance<T>(), "none");
+  const CheckResult forward =
+      compare<T, T>(CheckKind::forward, "hand-written", "O", O.value(), hand.O, engine_tolerance<T>(), "none");
   if (!forward.passed) {
     row.caught_by.insert("by-hand forward");
-    row.worst = std::max(row.worst, std::stod(forward.max_rel_error));
+    row.worst = std::max(row.worst, forward.rel_error);
   }
   // Invariants: rows of A sum to 1; rows of dS sum to 0.
   for (std::size_t i = 0; i < tape.size(); ++i) {
@@ -265,8 +276,10 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
     const Reference<R> right =
         fd_reference<R>(lg, {convert<R>(Q), convert<R>(K), convert<R>(V), convert<R>(in.G)}, {"Q", "K", "V", "G"}, 0);
     const R thr = fd_threshold<T, R>();
-    const CheckResult bad = compare<R, T>("dQ vs d/dX", "Q", local.grads[0], wrong.sixth, thr, wrong.step);
-    const CheckResult good = compare<R, T>("dQ vs d/dQ", "Q", local.grads[0], right.sixth, thr, right.step);
+    const CheckResult bad = compare<R, T>(CheckKind::other_vs_finite_differences, "dQ vs d/dX: local dQ", "Q",
+                                          local.grads[0], wrong.sixth, thr, wrong.step);
+    const CheckResult good = compare<R, T>(CheckKind::other_vs_finite_differences, "dQ vs d/dQ: local dQ", "Q",
+                                           local.grads[0], right.sixth, thr, right.step);
     const bool shown = !bad.passed && good.passed;
     demos.push_back(
         {{"id", 8},

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "engine.hpp"
 #include "precision.hpp"
+#include "report.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -89,13 +90,6 @@ struct Run {
   unsigned reference_digits;
 };
 
-std::string shorten(const std::string& number, std::size_t digits) {
-  // Keeps the sign, `digits` significant characters and the exponent: enough for a person to compare.
-  const std::size_t e = number.find_first_of("eE");
-  const std::string mantissa = number.substr(0, e), exponent = e == std::string::npos ? "" : number.substr(e);
-  return mantissa.size() > digits + 2 ? mantissa.substr(0, digits + 2) + "..." + exponent : number;
-}
-
 void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckReport& report, const CheckCommand& cmd,
                 const CheckArgs& args) {
   const auto& [n, D, d, r] = args.size;
@@ -116,26 +110,7 @@ void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckRepo
   for (const Run& r : runs)
     out << " engine " << r.engine.name << " against a " << r.reference_digits << "-digit MPFR reference;";
   out << "\n";
-  std::string graph, precision;
-  std::size_t failed = 0;
-  for (const CheckResult& c : report.checks) {
-    if (c.engine_precision + c.graph != precision + graph) {
-      graph = c.graph;
-      precision = c.engine_precision;
-      out << "\n== " << graph << " [engine " << c.engine_precision << "] ==\n";
-    }
-    failed += !c.passed;
-    out << "  " << (c.passed ? "pass" : "FAIL") << "  " << std::left << std::setw(40) << c.name << std::setw(16)
-        << c.input << " rel " << c.max_rel_error << (c.passed ? " <= " : " >  ") << c.threshold << "  (abs "
-        << c.max_abs_error << " at (" << c.worst_row << ", " << c.worst_col << "): reference " << shorten(c.numeric, 20)
-        << ", checked " << shorten(c.analytic, 20) << "; step " << c.step << (c.note.empty() ? "" : "; " + c.note)
-        << ")\n";
-  }
-  if (!report.warnings.empty()) out << "\nwarnings:\n";
-  for (const std::string& w : report.warnings)
-    out << "  " << w << "\n";
-  out << "\nverdict: " << (report.passed() ? "PASS" : "FAIL") << " (" << report.checks.size() << " checks, " << failed
-      << " failed, " << report.warnings.size() << " warnings)\n";
+  print_report(out, report, cmd.verbose);
 }
 
 /// "i/n" with 0 <= i < n <= 10000.
@@ -150,32 +125,6 @@ Shard parse_shard(const std::string& text) {
   shard.index = static_cast<unsigned>(i);
   shard.count = static_cast<unsigned>(n);
   return shard;
-}
-
-void print_json(std::ostream& out, const CheckReport& report, const Shard& shard) {
-  nlohmann::json checks = nlohmann::json::array();
-  for (const CheckResult& c : report.checks)
-    checks.push_back({{"graph", c.graph},
-                      {"name", c.name},
-                      {"input", c.input},
-                      {"engine_precision", c.engine_precision},
-                      {"reference_precision", c.reference_precision},
-                      {"max_abs_error", c.max_abs_error},
-                      {"max_rel_error", c.max_rel_error},
-                      {"worst_index", {c.worst_row, c.worst_col}},
-                      {"numeric", c.numeric},
-                      {"analytic", c.analytic},
-                      {"step", c.step},
-                      {"threshold", c.threshold},
-                      {"passed", c.passed},
-                      {"note", c.note},
-                      {"task", c.task}});
-  nlohmann::json doc{{"verdict", report.passed() ? "pass" : "fail"}, {"checks", checks}, {"warnings", report.warnings}};
-  if (shard.count > 1) {
-    doc["verdict"] = "partial";
-    doc["shard"] = {{"index", shard.index}, {"count", shard.count}, {"tasks", shard.next}};
-  }
-  out << doc.dump(2) << "\n";
 }
 
 } // namespace
@@ -207,6 +156,10 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
                 "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
                 "naming the node");
+  sub->add_flag("--verbose", cmd.verbose, "Text: every check's line, not only the summary and the failures");
+  sub->add_flag("--strict", cmd.strict,
+                "A node the per-node check cannot replay (a user's op without apply) fails the check instead of "
+                "being listed as not checked");
   sub->add_flag("--quiet", cmd.quiet, "No progress bar (it shows only on a terminal, for checks over about 1 s)");
   sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
   sub->add_option("--offset", cmd.offset,
@@ -248,6 +201,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   args.threads = cmd.threads;
   args.progress = !cmd.quiet;
   args.detect_anomaly = cmd.detect_anomaly;
+  args.strict = cmd.strict;
 
   std::vector<Run> runs;
   if (cmd.precision.empty()) {
@@ -293,7 +247,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
                   : run_check<T>(args, run.reference_digits);
     }));
   if (cmd.format == "json")
-    print_json(out, report, shard);
+    out << report_json(report, shard).dump(2) << "\n";
   else
     print_text(out, runs, report, cmd, args);
   if (cmd.stats && cmd.file.empty())

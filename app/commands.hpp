@@ -23,6 +23,8 @@ struct CheckCommand {
   int directions = 3;
   unsigned threads = 0;        ///< finite-difference threads; 0: every core
   bool quiet = false;          ///< no progress bar
+  bool verbose = false;        ///< text: every check's line
+  bool strict = false;         ///< a node the per-node check cannot replay is a failure
   bool detect_anomaly = false; ///< anomaly mode for the engine's tapes
   bool stats = false;          ///< print the random case's tape size and the peak memory after the report
   std::string shard;           ///< "i/n": only this run's share of the work, as a partial report for `merge`
@@ -43,6 +45,8 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out);
 /// `tapegrad merge PARTIAL...`: partial reports of `check --shard i/n` combined into the whole report.
 struct MergeCommand {
   std::vector<std::string> files;
+  std::string format = "text";
+  bool verbose = false;
 };
 CLI::App* add_merge_command(CLI::App& cli, MergeCommand& cmd);
 int run_merge_command(const MergeCommand& cmd, std::ostream& out);
@@ -62,6 +66,13 @@ struct DotCommand {
 };
 CLI::App* add_dot_command(CLI::App& cli, DotCommand& cmd);
 int run_dot_command(const DotCommand& cmd, std::ostream& out);
+
+/// `tapegrad ops`.
+struct OpsCommand {
+  std::string format = "text";
+};
+CLI::App* add_ops_command(CLI::App& cli, OpsCommand& cmd);
+int run_ops_command(const OpsCommand& cmd, std::ostream& out);
 
 /// `tapegrad bugs`.
 struct BugsCommand {

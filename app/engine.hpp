@@ -24,6 +24,7 @@ struct CheckArgs {
   /// The extended attention (heads, masks, offset, dropout, positions, Wo) instead of the chapter's.
   std::optional<AttentionConfig> config;
   bool detect_anomaly = false; ///< the engine's tapes in anomaly mode (TapeOptions::detect_anomaly)
+  bool strict = false;         ///< a node the per-node check cannot replay is a failure (CheckOptions::strict)
 };
 
 /// The chapter's examples 1 and 2 and a seeded random asymmetric case, engine T against an MPFR

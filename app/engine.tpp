@@ -26,6 +26,7 @@ inline CheckOptions check_options(const CheckArgs& args, unsigned reference_digi
   opt.progress = args.progress;
   opt.shard = args.shard;
   opt.tape_options.detect_anomaly = args.detect_anomaly;
+  opt.strict = args.strict;
   return opt;
 }
 
@@ -230,22 +231,22 @@ template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args
       in.push_back(reference.input(convert<mpfr_real>(graph.inputs()[k]), graph.names()[k]));
     graph.record(reference, in);
     const CheckReport r = node_check(tape, reference, args.seed, fd_threshold<T, mpfr_real>(engine_tol));
-    for (std::size_t i = 0; i < tape.size(); ++i) {
-      const std::string prefix = tape.node_name(i) + " <- ";
-      for (const CheckResult& c : r.checks)
-        if (c.input.rfind(prefix, 0) == 0) verdict[i] = (verdict.count(i) ? verdict[i] : true) && c.passed;
-    }
+    for (const CheckResult& c : r.checks)
+      if (c.node >= 0) {
+        const auto i = static_cast<std::size_t>(c.node);
+        verdict[i] = (verdict.count(i) ? verdict[i] : true) && c.passed;
+      }
   }
   std::ostringstream out;
   out << "digraph tapegrad {\n  node [shape=box, fontname=\"monospace\"];\n";
   for (std::size_t i = 0; i < tape.size(); ++i) {
     const auto& n = tape.node(i);
     std::string label =
-        tape.node_name(i) + "\n" + std::string(n.op) + " " + shape_string(n.value.rows(), n.value.cols());
+        tape.node_name(i) + "\n" + std::string(n.op->node) + " " + shape_string(n.value.rows(), n.value.cols());
     if (args.values) label += "\nvalue\n" + format_matrix(n.value, 6);
     if (args.grads) label += "\ngradient\n" + format_matrix(tape.grad(tape.var(i)), 6);
     out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
-    if (n.op == "Input")
+    if (n.is_input())
       out << ", style=filled, fillcolor=\"gray90\"";
     else if (verdict.count(i))
       out << ", style=filled, fillcolor=\"" << (verdict[i] ? "palegreen" : "lightcoral") << "\"";

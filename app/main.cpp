@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   CLI::App* bugs_cmd = tapegrad::app::add_bugs_command(cli, bugs);
   tapegrad::app::MergeCommand merge;
   CLI::App* merge_cmd = tapegrad::app::add_merge_command(cli, merge);
+  tapegrad::app::OpsCommand ops;
+  CLI::App* ops_cmd = tapegrad::app::add_ops_command(cli, ops);
   tapegrad::app::DotCommand dot;
   CLI::App* dot_cmd = tapegrad::app::add_dot_command(cli, dot);
 
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
     return tapegrad::app::run_with_output(out_file, std::cout, [&](std::ostream& out) {
       if (check_cmd->parsed()) return tapegrad::app::run_check_command(check, out);
       if (grad_cmd->parsed()) return tapegrad::app::run_grad_command(grad, out);
+      if (ops_cmd->parsed()) return tapegrad::app::run_ops_command(ops, out);
       if (dot_cmd->parsed()) return tapegrad::app::run_dot_command(dot, out);
       if (bugs_cmd->parsed()) return tapegrad::app::run_bugs_command(bugs, out);
       if (merge_cmd->parsed()) return tapegrad::app::run_merge_command(merge, out);

@@ -2,6 +2,7 @@
 // combined into the report one whole run prints: checks in the order of their units of work, the warnings
 // (every shard computes them), and the verdict over all checks.
 #include "commands.hpp"
+#include "report.hpp"
 
 #include <tapegrad/autodiff/error.hpp>
 
@@ -20,6 +21,10 @@ CLI::App* add_merge_command(CLI::App& cli, MergeCommand& cmd) {
                "n-1) into the whole report, as one run would print it. Exit 0 when every check passes, 1 when one "
                "fails.");
   sub->add_option("PARTIAL", cmd.files, "The partial reports, in any order")->required();
+  sub->add_option("--format", cmd.format, "text or json (the report as 'tapegrad check' prints it)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->add_flag("--verbose", cmd.verbose, "Text: every check's line, not only the summary and the failures");
   return sub;
 }
 
@@ -35,9 +40,14 @@ int run_merge_command(const MergeCommand& cmd, std::ostream& out) {
     } catch (const nlohmann::json::exception& e) {
       throw UsageError("merge: " + file + ": not a JSON report (" + std::string(e.what()) + ")");
     }
+    const auto integer_at = [&](const char* key) { // -1 unless shard.key is an integer
+      const nlohmann::json& shard = doc["shard"];
+      return shard.contains(key) && shard[key].is_number_integer() ? shard[key].get<long>() : -1L;
+    };
     const bool partial = doc.is_object() && doc.contains("shard") && doc["shard"].is_object() &&
-                         doc["shard"].value("index", -1L) >= 0 && doc["shard"].value("count", 0L) > 1 &&
-                         doc.contains("checks") && doc["checks"].is_array() && doc.contains("warnings");
+                         integer_at("index") >= 0 && integer_at("count") > 1 &&
+                         integer_at("index") < integer_at("count") && doc.contains("checks") &&
+                         doc["checks"].is_array() && doc.contains("warnings") && doc["warnings"].is_array();
     if (!partial)
       throw UsageError("merge: " + file + ": not a partial report of 'tapegrad check --format json --shard i/n'");
     const long index = doc["shard"]["index"], n = doc["shard"]["count"];
@@ -54,19 +64,28 @@ int run_merge_command(const MergeCommand& cmd, std::ostream& out) {
       if (!shards.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
     throw UsageError("merge: shards " + missing + " of " + std::to_string(count) + " are missing");
   }
-  nlohmann::json checks = nlohmann::json::array();
+  CheckReport report;
   for (auto& [index, doc] : shards)
-    for (auto& c : doc["checks"])
-      checks.push_back(std::move(c));
-  std::stable_sort(checks.begin(), checks.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-    return a.value("task", 0UL) < b.value("task", 0UL);
-  });
-  const bool passed = !checks.empty() && std::all_of(checks.begin(), checks.end(),
-                                                     [](const nlohmann::json& c) { return c.value("passed", false); });
-  const nlohmann::json doc{
-      {"verdict", passed ? "pass" : "fail"}, {"checks", checks}, {"warnings", shards.at(0)["warnings"]}};
-  out << doc.dump(2) << "\n";
-  return passed ? 0 : 1;
+    for (const auto& c : doc["checks"])
+      report.checks.push_back(check_from_json(c, "merge: shard " + std::to_string(index)));
+  std::stable_sort(report.checks.begin(), report.checks.end(),
+                   [](const CheckResult& a, const CheckResult& b) { return a.task < b.task; });
+  // Every shard's warnings, each once: most (the saturation guard's) every shard computes; some (a node the
+  // per-node check could not replay) only the shard that ran that unit of work.
+  for (auto& [index, doc] : shards)
+    for (const auto& w : doc["warnings"]) {
+      if (!w.is_string()) throw UsageError("merge: shard " + std::to_string(index) + ": a warning is not a string");
+      if (std::find(report.warnings.begin(), report.warnings.end(), w.get<std::string>()) == report.warnings.end())
+        report.warnings.push_back(w.get<std::string>());
+    }
+  if (cmd.format == "json") {
+    out << report_json(report).dump(2) << "\n";
+  } else {
+    out << "tapegrad merge: " << count << " partial reports of 'tapegrad check --shard i/" << count
+        << "', combined as one run prints them\n";
+    print_report(out, report, cmd.verbose);
+  }
+  return report.passed() ? 0 : 1;
 }
 
 } // namespace tapegrad::app

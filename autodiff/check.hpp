@@ -45,20 +45,99 @@ template <Real T> std::string precision_name() {
     return std::to_string(digits10<T>());
 }
 
-/// One comparison, with everything needed to judge it: never a bare "false".
+/// What a check compares.
+enum class CheckKind {
+  tape_vs_finite_differences,  ///< the tape's gradient of an input against the finite-difference reference
+  other_vs_finite_differences, ///< another gradient (hand-written, a stale tape...) against the same reference
+  tape_vs_other,               ///< the tape's gradient against another gradient, in T
+  reference_consistency,       ///< the reference's two stencils against each other (sixth order vs Richardson)
+  dual_numbers,                ///< forward mode J'(x) v against the tape's <grad, v>
+  node_vjp,                    ///< one node's VJP alone against finite differences of that op alone
+  directional,                 ///< d/dt J(x + t v) against <grad, v>, one random direction
+  forward,                     ///< a forward value against an independent one (the by-hand attention)
+};
+
+/// Every kind, in the enum's order (a test checks each against kind_id, so none is left out).
+inline constexpr CheckKind check_kinds[] = {CheckKind::tape_vs_finite_differences,
+                                            CheckKind::other_vs_finite_differences,
+                                            CheckKind::tape_vs_other,
+                                            CheckKind::reference_consistency,
+                                            CheckKind::dual_numbers,
+                                            CheckKind::node_vjp,
+                                            CheckKind::directional,
+                                            CheckKind::forward};
+
+/// A stable identifier of the kind, as JSON reports write it: "tape_vs_finite_differences".
+inline const char* kind_id(CheckKind k) {
+  switch (k) {
+  case CheckKind::tape_vs_finite_differences:
+    return "tape_vs_finite_differences";
+  case CheckKind::other_vs_finite_differences:
+    return "other_vs_finite_differences";
+  case CheckKind::tape_vs_other:
+    return "tape_vs_other";
+  case CheckKind::reference_consistency:
+    return "reference_consistency";
+  case CheckKind::dual_numbers:
+    return "dual_numbers";
+  case CheckKind::node_vjp:
+    return "node_vjp";
+  case CheckKind::directional:
+    return "directional";
+  case CheckKind::forward:
+    return "forward";
+  }
+  return "?";
+}
+
+/// What a person reads: "tape vs finite differences", "hand-written vs finite differences", ...; `other`
+/// names the other gradient of the kinds that have one.
+inline std::string kind_name(CheckKind k, const std::string& other = {}) {
+  switch (k) {
+  case CheckKind::tape_vs_finite_differences:
+    return "tape vs finite differences";
+  case CheckKind::other_vs_finite_differences:
+    return other + " vs finite differences";
+  case CheckKind::tape_vs_other:
+    return "tape vs " + other;
+  case CheckKind::reference_consistency:
+    return "reference: sixth-order vs Richardson";
+  case CheckKind::dual_numbers:
+    return "dual numbers: J'(x) v vs <grad, v>";
+  case CheckKind::node_vjp:
+    return "per-node VJP";
+  case CheckKind::directional:
+    return "directional finite differences";
+  case CheckKind::forward:
+    return "tape vs " + (other.empty() ? std::string("hand-written") : other) + " forward";
+  }
+  return "?";
+}
+
+/// One comparison, with everything needed to judge it: never a bare "false". The fields are the data;
+/// reports (text and JSON) are rendered from them, and nothing parses a message.
 struct CheckResult {
   std::string graph; ///< which graph or case ("example 1, local Q K V"); set by the caller
-  std::string name;  ///< what was compared: "tape vs finite differences", "dual numbers", ...
+  CheckKind kind = CheckKind::tape_vs_finite_differences;
+  std::string other; ///< the other gradient's name for the kinds that compare one ("hand-written")
+  std::string name;  ///< kind_name(kind, other): what was compared, as people read it
   std::string input; ///< the input (or node, or direction) it concerns
   std::string engine_precision, reference_precision;
   std::string max_abs_error, max_rel_error; ///< decimal strings
-  long worst_row = 0, worst_col = 0;        ///< where the error is largest
-  std::string numeric, analytic;            ///< the reference and the checked value there
-  std::string step;                         ///< the finite-difference step ("none" for dual numbers)
-  std::string threshold;                    ///< fixed before the run
+  double abs_error = 0, rel_error = 0;      ///< the same errors as numbers (NaN stays NaN)
+  double threshold_value = 0;               ///< the threshold as a number
+  double ratio = 0; ///< rel / threshold, computed in the reference's precision (tiny thresholds stay exact)
+  long worst_row = 0, worst_col = 0; ///< where the error is largest
+  std::string numeric, analytic;     ///< the reference and the checked value there
+  std::string step;                  ///< the finite-difference step ("none" for dual numbers)
+  std::string threshold;             ///< fixed before the run
   bool passed = false;
   std::string note;     ///< e.g. "weaker: random projections"
   std::size_t task = 0; ///< the unit of work it came from (see Shard): orders a merge of partial reports
+  /// The tape node a per-node check is about (its index in recording order), and its name; -1 and empty
+  /// for checks about a whole input.
+  long node = -1;
+  std::string node_name;
 };
 
 /// Splits the work of a check over n runs (`--shard i/n`): units of work (one input's finite differences,
@@ -130,26 +209,21 @@ template <Real R> R engine_noise_floor(const R& J, const R& engine_tol) {
 /// The comparison of a checked matrix with a reference, errors measured in R relative to the reference's
 /// largest entry (absolute when the reference is all zero). `floor`: an absolute error at or below it
 /// passes too (the noise of a finite-difference reference, see reference_noise); 0 for none.
-template <Real R, Real T> CheckResult compare(std::string name, std::string input, const Matrix<T>& checked,
-                                              const Matrix<R>& reference, const R& threshold, std::string step,
-                                              const R& floor = R(0)) {
+template <Real R, Real T> CheckResult compare(CheckKind kind, std::string other, std::string input,
+                                              const Matrix<T>& checked, const Matrix<R>& reference, const R& threshold,
+                                              std::string step, const R& floor = R(0)) {
   using std::abs;
   assert(checked.rows() == reference.rows() && checked.cols() == reference.cols());
-  CheckResult r{{},
-                std::move(name),
-                std::move(input),
-                precision_name<T>(),
-                precision_name<R>(),
-                {},
-                {},
-                0,
-                0,
-                {},
-                {},
-                std::move(step),
-                to_string(threshold, 3),
-                false,
-                {}};
+  CheckResult r;
+  r.kind = kind;
+  r.name = kind_name(kind, other);
+  r.other = std::move(other);
+  r.input = std::move(input);
+  r.engine_precision = precision_name<T>();
+  r.reference_precision = precision_name<R>();
+  r.step = std::move(step);
+  r.threshold = to_string(threshold, 3);
+  r.threshold_value = to_double(threshold);
   R worst(-1), scale(0);
   for (Eigen::Index i = 0; i < reference.rows(); ++i)
     for (Eigen::Index j = 0; j < reference.cols(); ++j) {
@@ -164,9 +238,16 @@ template <Real R, Real T> CheckResult compare(std::string name, std::string inpu
   const R rel = scale > R(0) ? R(worst / scale) : worst;
   r.max_abs_error = to_string(worst, 3);
   r.max_rel_error = to_string(rel, 3);
+  r.abs_error = to_double(worst);
+  r.rel_error = to_double(rel);
   r.numeric = to_string(reference(r.worst_row, r.worst_col));
   r.analytic = to_string(checked(r.worst_row, r.worst_col));
+  r.ratio = threshold > R(0) ? to_double(R(rel / threshold)) : to_double(rel);
   r.passed = rel <= threshold; // false for NaN
+  if (is_nan(reference(r.worst_row, r.worst_col)))
+    r.note = "the reference is NaN at (" + std::to_string(r.worst_row) + ", " + std::to_string(r.worst_col) +
+             "): a finite-difference point fell outside an op's domain (log of an entry <= 0?) or the graph is not "
+             "finite there; check a point farther from the domain's edge";
   if (!r.passed && worst <= floor) {
     r.passed = true;
     r.note = "every gradient entry is at the reference's noise level: abs " + r.max_abs_error + " <= noise floor " +
@@ -273,7 +354,7 @@ public:
     for (std::size_t i = 0; i < n; ++i)
       if (reached[i] && needed[i]) {
         role_[i] = i == k ? Role::moved : Role::replayed;
-        if (i != k && !base_.node(i).replay) complete_ = false; // an op recorded without a replay
+        if (i != k && base_.node(i).replay == nullptr) complete_ = false; // an op recorded without a replay
         for (std::size_t p : base_.node(i).parents)
           if (!reached[p]) role_[p] = Role::constant;
       }
@@ -304,7 +385,7 @@ public:
         parents.clear();
         for (std::size_t p : node.parents)
           parents.push_back(vars[p]);
-        vars[i] = node.replay(parents);
+        vars[i] = base_.replay(i, parents);
         break;
       }
     }
@@ -324,6 +405,17 @@ private:
   bool complete_ = true;
 };
 
+/// evaluate(), or NaN when it throws DomainError: a finite-difference point that falls outside an op's domain
+/// (log of an entry <= 0, for a coordinate within a few steps of 0) gives a NaN reference there, which the
+/// comparison reports as a failure with a note, instead of ending the whole check.
+template <Real R, class Evaluate> R outside_domain_is_nan(Evaluate&& evaluate) {
+  try {
+    return evaluate();
+  } catch (const DomainError&) {
+    return std::numeric_limits<R>::quiet_NaN();
+  }
+}
+
 /// Coordinates run on `threads` threads (0: every core); `progress` advances by one per coordinate and stencil.
 template <Real R, class F> Reference<R> fd_reference(const F& f, const std::vector<Matrix<R>>& inputs,
                                                      const std::vector<std::string>& names, std::size_t k,
@@ -331,8 +423,10 @@ template <Real R, class F> Reference<R> fd_reference(const F& f, const std::vect
   const InputFunction<R> of_k(f, inputs, names, k);
   TapePool<R> tapes;
   const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
-    return tapes.with([&](Tape<R>& tape) -> R {
-      return of_k.complete() ? of_k(tape, x[k]) : record_graph(tape, f, x, names).value()(0, 0);
+    return outside_domain_is_nan<R>([&] {
+      return tapes.with([&](Tape<R>& tape) -> R {
+        return of_k.complete() ? of_k(tape, x[k]) : record_graph(tape, f, x, names).value()(0, 0);
+      });
     });
   };
   return {central_difference<R>(J, inputs, k, Stencil::sixth_order, R(1), threads, progress),
@@ -391,21 +485,24 @@ template <Real T, class F> CheckReport dual_check(const F& f, const std::vector<
     const T scale = inner(abs_grads, abs_v);
     const T err = abs(forward - reverse);
     const T tol = engine_tolerance<T>();
-    CheckResult r{{},
-                  "dual numbers: J'(x) v vs <grad, v>",
-                  "direction " + std::to_string(d + 1) + " of " + std::to_string(directions) + " (all inputs)",
-                  precision_name<T>(),
-                  precision_name<T>(),
-                  to_string(err, 3),
-                  to_string(scale > T(0) ? T(err / scale) : err, 3),
-                  0,
-                  0,
-                  to_string(forward),
-                  to_string(reverse),
-                  "none",
-                  to_string(tol, 3),
-                  (scale > T(0) ? T(err / scale) : err) <= tol,
-                  "relative to sum |grad| |v|; seed " + std::to_string(seed)};
+    const T rel = scale > T(0) ? T(err / scale) : err;
+    CheckResult r;
+    r.kind = CheckKind::dual_numbers;
+    r.name = kind_name(r.kind);
+    r.input = "direction " + std::to_string(d + 1) + " of " + std::to_string(directions) + " (all inputs)";
+    r.engine_precision = r.reference_precision = precision_name<T>();
+    r.max_abs_error = to_string(err, 3);
+    r.max_rel_error = to_string(rel, 3);
+    r.abs_error = to_double(err);
+    r.rel_error = to_double(rel);
+    r.numeric = to_string(forward);
+    r.analytic = to_string(reverse);
+    r.step = "none";
+    r.threshold = to_string(tol, 3);
+    r.threshold_value = to_double(tol);
+    r.ratio = to_double(T(rel / tol));
+    r.passed = rel <= tol;
+    r.note = "relative to sum |grad| |v|; seed " + std::to_string(seed);
     report.checks.push_back(std::move(r));
   }
   return report;
@@ -415,20 +512,62 @@ template <Real T, class F> CheckReport dual_check(const F& f, const std::vector<
 /// random upstream gradient W; names the node whose VJP is wrong. The VJP is the engine's (T, from `tape`);
 /// the differences are taken in R with the same op replayed from `reference` (the same graph recorded on
 /// Tape<R>), at the T parent values converted exactly, so a steep op (log near 0) is resolved too.
+/// No node is skipped silently: one whose op has no replay is listed as not checked (a warning, or a
+/// failure when `strict`), and one whose replay does not reproduce its recorded value bit for bit, in T or
+/// in R, is a failure (its VJP cannot be checked against differences of a different function).
 template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint64_t seed,
                                                  const R& threshold, unsigned threads = 1,
-                                                 const R& engine_tol = static_cast<R>(engine_tolerance<T>())) {
-  assert(tape.size() == reference.size());
+                                                 const R& engine_tol = static_cast<R>(engine_tolerance<T>()),
+                                                 bool strict = false) {
+  if (tape.size() != reference.size())
+    throw UsageError("per-node check: the engine's tape has " + std::to_string(tape.size()) +
+                     " nodes but the reference's " + std::to_string(reference.size()) +
+                     "; the graph must record the same nodes in every precision");
   CheckReport report;
   std::mt19937_64 rng(seed);
+  const auto same = [](const auto& a, const auto& b) { // bit for bit, NaN where NaN
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+    for (Eigen::Index e = 0; e < a.size(); ++e)
+      if (!(a.data()[e] == b.data()[e] || (is_nan(a.data()[e]) && is_nan(b.data()[e])))) return false;
+    return true;
+  };
+  const auto refuse = [&](std::size_t i, std::string note) {
+    CheckResult r;
+    r.kind = CheckKind::node_vjp;
+    r.name = kind_name(r.kind);
+    r.input = tape.node_name(i);
+    r.engine_precision = precision_name<T>();
+    r.reference_precision = precision_name<R>();
+    r.step = "none";
+    r.ratio = std::numeric_limits<double>::infinity();
+    r.note = std::move(note);
+    r.node = static_cast<long>(i);
+    r.node_name = tape.node_name(i);
+    report.checks.push_back(std::move(r));
+  };
   for (std::size_t i = 0; i < tape.size(); ++i) {
     const auto& node = tape.node(i);
-    if (!node.replay) continue; // an input
-    assert(reference.node(i).op == node.op);
+    if (node.is_input()) continue;
+    if (reference.node(i).op != node.op) {
+      refuse(i, "the reference recorded another op here (" + std::string(reference.node(i).op->node) +
+                    "): a graph that chooses its ops by looking at values; its VJP is not checked");
+      continue;
+    }
+    if (node.replay == nullptr || reference.node(i).replay == nullptr) {
+      const std::string why = "not checked: " + tape.node_name(i) + " (" + std::string(node.op->node) +
+                              ") has no replay, so its VJP cannot be evaluated alone";
+      report.warnings.push_back("per-node check: " + why);
+      if (strict) refuse(i, why + " (strict)");
+      continue;
+    }
+    // The engine's VJP of this node alone, at the engine's own precision: when T is MPFR too, the reference's
+    // digits are in effect here, and a replay made at them would not be the engine's op.
+    std::optional<MpfrDigits> engine_digits;
+    if constexpr (runtime_precision<T>) engine_digits.emplace(static_cast<unsigned>(node.value.data()[0].precision()));
+    const std::string engine_name = precision_name<T>();
     Matrix<T> W = random_like(std::vector<Matrix<T>>{node.value}, rng)[0];
     for (Eigen::Index e = 0; e < W.size(); ++e)
       if (!is_finite(node.value.data()[e])) W.data()[e] = T(0); // a -inf entry (mask) carries no gradient
-    // The engine's VJP of this node alone.
     std::vector<Matrix<T>> parents;
     for (std::size_t p : node.parents)
       parents.push_back(tape.node(p).value);
@@ -436,33 +575,59 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
     std::vector<Var<T>> vars;
     for (const Matrix<T>& m : parents)
       vars.push_back(scratch.input(m));
-    scratch.backward(node.replay(vars), W);
+    const Var<T> replayed = tape.replay(i, vars);
+    if (!same(replayed.value(), node.value)) {
+      engine_digits.reset();
+      refuse(i, "its replay in " + engine_name +
+                    " does not reproduce the recorded value bit for bit (an op "
+                    "that draws something afresh, or reads state it does not keep?): its VJP is not checked");
+      continue;
+    }
+    scratch.backward(replayed, W);
+    engine_digits.reset(); // the reference's digits again
     // J(parents) = sum over the finite entries of op(parents) .* W, in R.
     const Matrix<R> Wr = convert<R>(W);
     TapePool<R> tapes; // the evaluations of this node reuse their buffers
     const auto J = [&](const std::vector<Matrix<R>>& x) -> R {
-      return tapes.with([&](Tape<R>& t) -> R {
-        std::vector<Var<R>> in;
-        for (const Matrix<R>& m : x)
-          in.push_back(t.input(m));
-        const Matrix<R>& y = reference.node(i).replay(in).value();
-        R s(0);
-        for (Eigen::Index e = 0; e < y.size(); ++e)
-          if (Wr.data()[e] != R(0)) s += y.data()[e] * Wr.data()[e];
-        return s;
+      return outside_domain_is_nan<R>([&] {
+        return tapes.with([&](Tape<R>& t) -> R {
+          std::vector<Var<R>> in;
+          for (const Matrix<R>& m : x)
+            in.push_back(t.input(m));
+          const Matrix<R>& y = reference.replay(i, in).value();
+          R s(0);
+          for (Eigen::Index e = 0; e < y.size(); ++e)
+            if (Wr.data()[e] != R(0)) s += y.data()[e] * Wr.data()[e];
+          return s;
+        });
       });
     };
     std::vector<Matrix<R>> parents_r;
     for (const Matrix<T>& m : parents)
       parents_r.push_back(convert<R>(m));
+    {
+      Tape<R> t;
+      std::vector<Var<R>> in;
+      for (std::size_t p : reference.node(i).parents)
+        in.push_back(t.input(reference.node(p).value));
+      if (!same(reference.replay(i, in).value(), reference.node(i).value)) {
+        refuse(i, "its replay in " + precision_name<R>() +
+                      " does not reproduce the reference's recorded value bit for "
+                      "bit: its VJP is not checked");
+        continue;
+      }
+    }
     // A VJP that is zero in truth (the softmax's, when W is constant along a row) meets stencil noise.
     const R J0 = J(parents_r);
     const R floor = engine_noise_floor(J0, engine_tol);
-    for (std::size_t k = 0; k < parents.size(); ++k)
+    for (std::size_t k = 0; k < parents.size(); ++k) {
       report.checks.push_back(compare<R, T>(
-          "per-node VJP", tape.node_name(i) + " <- " + tape.node_name(node.parents[k]), scratch.grad(vars[k]),
+          CheckKind::node_vjp, {}, tape.node_name(i) + " <- " + tape.node_name(node.parents[k]), scratch.grad(vars[k]),
           central_difference<R>(J, parents_r, k, Stencil::sixth_order, R(1), threads), threshold,
           "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3), floor));
+      report.checks.back().node = static_cast<long>(i);
+      report.checks.back().node_name = tape.node_name(i);
+    }
   }
   return report;
 }
@@ -476,6 +641,7 @@ struct CheckOptions {
   TapeOptions tape_options;      ///< for the engine's tapes (fault injection in `tapegrad bugs`)
   unsigned threads = 0;          ///< for the finite-difference coordinates; 0: every core
   bool progress = false;         ///< a progress bar on stderr (only if a terminal, only after ~1 s)
+  bool strict = false;           ///< a node the per-node check cannot replay is a failure, not a warning
   Shard* shard = nullptr;        ///< when set, only this run's units of work (and they are numbered)
 };
 
@@ -513,16 +679,15 @@ CheckReport directional_check(const F& f, const std::vector<Matrix<T>>& inputs, 
       for (std::size_t k = 0; k < moved.size(); ++k)
         moved[k] += t[0](0, 0) * vr[k];
       Tape<R> tape;
-      return record_graph(tape, f, moved, names).value()(0, 0);
+      return outside_domain_is_nan<R>([&] { return record_graph(tape, f, moved, names).value()(0, 0); });
     };
     const Matrix<R> numeric =
         central_difference<R>(along, std::vector<Matrix<R>>{Matrix<R>::Zero(1, 1)}, 0, Stencil::sixth_order);
     Matrix<T> analytic(1, 1);
     analytic(0, 0) = inner(engine.grads, v);
-    CheckResult r =
-        compare<R, T>("directional finite differences",
-                      "direction " + std::to_string(d + 1) + " of " + std::to_string(opt.directions), analytic, numeric,
-                      threshold, "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3));
+    CheckResult r = compare<R, T>(
+        CheckKind::directional, {}, "direction " + std::to_string(d + 1) + " of " + std::to_string(opt.directions),
+        analytic, numeric, threshold, "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3));
     r.note = "weaker: one random projection <grad, v>, not every coordinate; seed " + std::to_string(opt.seed);
     report.checks.push_back(std::move(r));
   }
@@ -565,8 +730,8 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
     for (const OtherGradient<T>& other : others)
       for (std::size_t k = 0; k < inputs.size() && k < other.grads.size(); ++k)
         if (chosen(k) && other.grads[k].size() > 0)
-          report.checks.push_back(compare<T, T>("tape vs " + other.name, name_of(k), engine.grads[k], other.grads[k],
-                                                engine_tolerance<T>(), "none"));
+          report.checks.push_back(compare<T, T>(CheckKind::tape_vs_other, other.name, name_of(k), engine.grads[k],
+                                                other.grads[k], engine_tolerance<T>(), "none"));
   });
 
   // Everything about T is settled before R's precision takes effect: when both are MPFR, epsilon<T>() and
@@ -589,7 +754,8 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
   shard_unit(opt, report, [&] {
     Tape<R> reference;
     record_graph(reference, f, x, names);
-    report.append(node_check(tape, reference, opt.seed, threshold, opt.threads, static_cast<R>(engine_tol)));
+    report.append(
+        node_check(tape, reference, opt.seed, threshold, opt.threads, static_cast<R>(engine_tol), opt.strict));
   });
   if (opt.directional)
     shard_unit(opt, report, [&] { report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold)); });
@@ -601,14 +767,14 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
     if (!chosen(k)) continue;
     shard_unit(opt, report, [&] {
       const Reference<R> ref = fd_reference(f, x, names, k, opt.threads, &progress);
-      report.checks.push_back(compare<R, R>("reference: sixth-order vs Richardson", name_of(k), ref.richardson,
-                                            ref.sixth, threshold, ref.step, richardson_noise));
-      report.checks.push_back(compare<R, T>("tape vs finite differences", name_of(k), engine.grads[k], ref.sixth,
-                                            threshold, ref.step, sixth_noise));
+      report.checks.push_back(compare<R, R>(CheckKind::reference_consistency, {}, name_of(k), ref.richardson, ref.sixth,
+                                            threshold, ref.step, richardson_noise));
+      report.checks.push_back(compare<R, T>(CheckKind::tape_vs_finite_differences, {}, name_of(k), engine.grads[k],
+                                            ref.sixth, threshold, ref.step, sixth_noise));
       for (const OtherGradient<T>& other : others)
         if (k < other.grads.size() && other.grads[k].size() > 0)
-          report.checks.push_back(compare<R, T>(other.name + " vs finite differences", name_of(k), other.grads[k],
-                                                ref.sixth, threshold, ref.step));
+          report.checks.push_back(compare<R, T>(CheckKind::other_vs_finite_differences, other.name, name_of(k),
+                                                other.grads[k], ref.sixth, threshold, ref.step));
     });
   }
   for (std::size_t i = first_reference_check; i < report.checks.size(); ++i)

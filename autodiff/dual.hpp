@@ -63,9 +63,10 @@ template <Real T> Dual<T> sqrt(const Dual<T>& a) {
   const T r = sqrt(a.val);
   return {r, a.eps / (T(2) * r)};
 }
-/// d |x| = sign(x) dx (0 at 0)
+/// d |x| = sign(x) dx, and 0 at x = 0 (the subgradient graph files use, abs'(0) = 0)
 template <Real T> Dual<T> abs(const Dual<T>& a) {
   if (a.val < T(0)) return -a;
+  if (a.val == T(0)) return {T(0), T(0)};
   return a;
 }
 

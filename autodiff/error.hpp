@@ -38,6 +38,12 @@ public:
   using Error::Error;
 };
 
+/// An entry outside an op's domain (log of an entry <= 0): the message names the op, the node and the entry.
+class DomainError : public Error {
+public:
+  using Error::Error;
+};
+
 /// "3x4"
 inline std::string shape_string(long rows, long cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 

@@ -5,6 +5,8 @@
 
 #include "tape.hpp"
 
+#include <array>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,12 +22,27 @@ template <Real T> Tape<T>& common_tape(std::string_view op, const Var<T>& a, con
   return a.tape();
 }
 
-/// Throws ShapeError "op(a, b): a is RxC but b is RxC; rule".
-template <Real T>
-[[noreturn]] void shape_mismatch(std::string_view op, const Var<T>& a, const Var<T>& b, std::string_view rule) {
-  throw ShapeError(std::string(op) + "(" + a.name() + ", " + b.name() + "): " + a.name() + " is " +
-                   shape_string(a.rows(), a.cols()) + " but " + b.name() + " is " + shape_string(b.rows(), b.cols()) +
-                   "; " + std::string(rule));
+/// Every operand a live Var of one tape (else UsageError); returns that tape. At least one operand.
+template <Real T> Tape<T>& common_tape(std::string_view op, std::span<const Var<T>> in) {
+  if (in.empty()) throw UsageError(std::string(op) + ": needs at least one operand");
+  for (const Var<T>& v : in)
+    common_tape(op, in[0], v);
+  return in[0].tape();
+}
+
+/// The operands of op `op` (as many as its arity says) on one tape; returns that tape. UsageError naming the
+/// op otherwise: apply() and a replay index their operands only after this.
+template <Real T> Tape<T>& common_tape(const OpInfo& op, std::span<const Var<T>> in) {
+  const std::string name(function_name(op));
+  if (op.variadic ? in.size() < op.arity : in.size() != op.arity)
+    throw UsageError(name + ": takes " + std::to_string(op.arity) + (op.variadic ? " or more" : "") + " operand" +
+                     (op.arity == 1 && !op.variadic ? "" : "s") + ", got " + std::to_string(in.size()));
+  return common_tape(name, in);
+}
+
+/// The operands of an op, as apply() takes them.
+template <Real T, class... Vs> std::array<Var<T>, 1 + sizeof...(Vs)> operands(const Var<T>& a, const Vs&... rest) {
+  return {a, rest...};
 }
 
 /// Elementwise ops: a and b on one tape with equal shapes (no broadcasting).

@@ -3,6 +3,8 @@
 // full re-evaluation of the graph, so they spread over the cores. No pool lives between calls: a check runs
 // for milliseconds to hours, and starting two threads costs microseconds.
 
+#include "real.hpp"
+
 #include <mpfr.h>
 
 #include <algorithm>
@@ -21,6 +23,10 @@ inline unsigned hardware_threads() { return std::max(1u, std::thread::hardware_c
 /// Calls body(worker, item) for every item in [0, n), on min(threads, n) threads (threads 0: every core).
 /// Items are handed out one at a time in order; `worker` in [0, threads) lets a body keep per-thread
 /// scratch. The first exception thrown by any body is rethrown here after every thread has stopped.
+/// Every worker thread runs at the MPFR default precision of the calling thread (which a check sets from its
+/// options), set explicitly when the thread starts: whether Boost keeps that default per process (1.74, as
+/// Debian 12 has it) or per thread (later versions, Boost PR #318), a new thread computes at the caller's
+/// digits, not at the library's initial default.
 template <class Body> void parallel_for(std::size_t n, unsigned threads, Body&& body) {
   if (threads == 0) threads = hardware_threads();
   const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(threads, n));
@@ -45,8 +51,11 @@ template <class Body> void parallel_for(std::size_t n, unsigned threads, Body&& 
     }
   };
   std::vector<std::thread> pool;
+  const unsigned digits = mpfr_real::default_precision();
   for (unsigned w = 1; w < workers; ++w)
-    pool.emplace_back([&run, w] {
+    pool.emplace_back([&run, w, digits] {
+      // Written only where it differs (a per-thread default): a per-process one is not written concurrently.
+      if (mpfr_real::default_precision() != digits) mpfr_real::default_precision(digits);
       run(w);
       // MPFR keeps per-thread caches (constants such as log 2, exp's tables) that a thread must free
       // itself before it ends; without this every check leaked them (found by LeakSanitizer).

@@ -151,6 +151,14 @@ template <Real T> std::string to_decimal(const T& x) {
   return out.str();
 }
 
+/// x as the nearest double (for numbers in reports; NaN stays NaN, overflow gives an infinity).
+template <Real T> double to_double(const T& x) {
+  if constexpr (std::is_arithmetic_v<T>)
+    return static_cast<double>(x);
+  else
+    return x.template convert_to<double>();
+}
+
 /// x written with `digits` significant digits (all of T's digits when 0).
 template <Real T> std::string to_string(const T& x, int digits = 0) {
   std::ostringstream out;

@@ -4,9 +4,11 @@
 // Recording order is a topological order (a node can only use nodes recorded before it), so backward needs
 // no graph search and no recursion. Every VJP ADDS into its parents' adjoints: a value used by n nodes
 // receives the sum of n contributions. Nothing here knows an op by name: ops/ records nodes through
-// Tape::record with a VJP closure.
+// Tape::record<Op> with a VJP closure; a node points at its op's descriptor (autodiff/op.hpp) and keeps
+// its parameters, so it can be replayed and described without a word about which op it is.
 
 #include "error.hpp"
+#include "op.hpp"
 #include "real.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,6 +16,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <optional>
@@ -114,30 +117,28 @@ struct TapeOptions {
 template <Real T> class Tape {
 public:
   using Vjp = std::function<void(Backprop<T>&)>;
-  /// Records the same op again on other operands (same constants): lets a checker re-evaluate one node
-  /// alone, with its inputs perturbed, without knowing what the op is.
-  using Replay = std::function<Var<T>(const std::vector<Var<T>>&)>;
+  /// Records the same op again on other operands with the node's own parameters: lets a checker
+  /// re-evaluate one node alone, with its inputs perturbed, without knowing what the op is. It is the op's
+  /// own apply (autodiff/op.hpp); null for an op that has none.
+  using Replay = Var<T> (*)(std::span<const Var<T>>, const Params<T>&, std::string);
 
-  /// One recorded value. `op` is the node type shown in listings ("MatMul"); inputs have op "Input" and
-  /// no VJP.
+  /// One recorded value. `op` is its op's descriptor (&input_op for inputs, which have no VJP).
   struct Node {
-    std::string_view op;
+    const OpInfo* op = &input_op;
     std::vector<std::size_t> parents;
     Matrix<T> value;
     Matrix<T> grad;    // accumulated over backward runs; meaningful only when has_grad (else zero)
     Matrix<T> adjoint; // this sweep's adjoint; meaningful only when has_adjoint; merged into grad after it
     Vjp vjp;
-    Replay replay;
+    Replay replay = nullptr;
+    Params<T> params; // the op's parameters on this node (factor, offset, ...)
     std::string label;
     std::size_t contributions = 0; // adjoint contributions received in the last sweep (fan-out audit)
     bool has_grad = false;
     bool has_adjoint = false;
-    bool masks = false;           // recorded with Masks::yes: -inf in its value is intended (anomaly mode allows it)
     std::uint64_t generation = 0; // the recording this node belongs to (its Vars hold the same number)
+    bool is_input() const { return op->input; }
   };
-
-  /// Whether a node's value may hold -inf on purpose (masks: a masked score is -inf).
-  enum class Masks { no, yes };
 
   Tape() = default;
   explicit Tape(TapeOptions options) : options_(options) {}
@@ -172,22 +173,40 @@ public:
     return Matrix<T>(rows, cols);
   }
 
-  /// Records a node computed from `parents`. Used by ops/; every parent must be a live Var of this tape.
-  /// `op` must outlive the tape (ops pass string literals).
-  Var<T> record(std::string_view op, std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
-                std::string label = {}, Masks masks = Masks::no) {
-    return record(op, std::span<const Var<T>>(parents.begin(), parents.size()), std::move(value), std::move(vjp),
-                  std::move(replay), std::move(label), masks);
+  /// Records a node of op `Op` computed from `parents`, with the parameters it was applied with. Used by
+  /// ops/ (and by a user's own op); every parent must be a live Var of this tape.
+  template <class Op> Var<T> record(std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp,
+                                    std::string label = {}, Params<T> params = {}) {
+    return record<Op>(std::span<const Var<T>>(parents.begin(), parents.size()), std::move(value), std::move(vjp),
+                      std::move(label), std::move(params));
   }
   /// The same for ops with a variable number of parents (concat_cols).
-  Var<T> record(std::string_view op, std::span<const Var<T>> parents, Matrix<T> value, Vjp vjp, Replay replay,
-                std::string label = {}, Masks masks = Masks::no) {
+  template <class Op> Var<T> record(std::span<const Var<T>> parents, Matrix<T> value, Vjp vjp, std::string label = {},
+                                    Params<T> params = {}) {
+    Replay replay = nullptr;
+    if constexpr (requires { &Op::template apply<T>; }) {
+      static_assert(std::is_convertible_v<decltype(&Op::template apply<T>), Replay>,
+                    "Op::apply<T> must be Var<T>(std::span<const Var<T>>, const Params<T>&, std::string)");
+      replay = &Op::template apply<T>;
+    }
     for (const Var<T>& p : parents)
-      check(p, op);
-    const Var<T> v = push(op, parents, std::move(value), std::move(vjp), std::move(replay), std::move(label));
-    nodes_[v.index_].masks = masks == Masks::yes;
+      check(p, Op::info.name);
+    const Var<T> v = push(&Op::info, parents, std::move(value), std::move(vjp), replay, std::move(label));
+    nodes_[v.index_].params = std::move(params);
     if (options_.detect_anomaly) check_value(v.index_);
     return v;
+  }
+
+  /// Node i's op applied again to `operands` (Vars of any tape of T) with node i's parameters; UsageError
+  /// when its op has no replay. The per-node check and the finite differences evaluate nodes with it.
+  Var<T> replay(std::size_t i, std::span<const Var<T>> operands) const {
+    const Node& n = nodes_[i];
+    if (operands.size() != n.parents.size())
+      throw UsageError("replay: " + node_name(i) + " has " + std::to_string(n.parents.size()) + " operands, got " +
+                       std::to_string(operands.size()));
+    if (n.replay == nullptr)
+      throw UsageError("replay: " + node_name(i) + " (" + std::string(n.op->node) + ") cannot be replayed");
+    return n.replay(operands, n.params, {});
   }
 
   /// Refuses (LimitError) a value of rows x cols beyond TapeOptions::max_entries; `what()` names it (called
@@ -337,6 +356,8 @@ public:
   }
 
   std::size_t size() const { return size_; }
+  /// Node i. The reference (and those value(), grad() and label() return) stays valid while more nodes
+  /// are recorded: nodes never move. clear(), rewind() and release() end it.
   const Node& node(std::size_t i) const {
     assert(i < size_);
     return nodes_[i];
@@ -357,7 +378,7 @@ public:
   /// The label of node i, or "node i (Op)" when it has none.
   std::string node_name(std::size_t i) const {
     const Node& n = nodes_[i];
-    return n.label.empty() ? "node " + std::to_string(i) + " (" + std::string(n.op) + ")" : n.label;
+    return n.label.empty() ? "node " + std::to_string(i) + " (" + std::string(n.op->node) + ")" : n.label;
   }
 
 private:
@@ -366,8 +387,8 @@ private:
   /// "node 7 'S' (MatMul, 3x3)", or "node 7 (MatMul, 3x3)" without a label.
   std::string node_summary(std::size_t i) const {
     const Node& n = nodes_[i];
-    return "node " + std::to_string(i) + (n.label.empty() ? "" : " '" + n.label + "'") + " (" + std::string(n.op) +
-           ", " + shape_string(n.value.rows(), n.value.cols()) + ")";
+    return "node " + std::to_string(i) + (n.label.empty() ? "" : " '" + n.label + "'") + " (" +
+           std::string(n.op->node) + ", " + shape_string(n.value.rows(), n.value.cols()) + ")";
   }
   /// The first entry of m (row-major) that is NaN or infinite (-inf allowed when `minus_inf_ok`).
   static std::optional<std::pair<Eigen::Index, Eigen::Index>> first_bad(const Matrix<T>& m, bool minus_inf_ok) {
@@ -383,7 +404,7 @@ private:
 
   void check_value(std::size_t i) const {
     const Node& n = nodes_[i];
-    const auto bad = first_bad(n.value, n.masks);
+    const auto bad = first_bad(n.value, n.op->masks);
     if (!bad) return;
     std::string parents;
     for (std::size_t p : n.parents)
@@ -407,8 +428,8 @@ private:
 
   /// An input; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
   Var<T> push_input(Matrix<T>&& value, std::string&& label) {
-    const Var<T> v = push("Input", {}, std::move(value), {}, {}, std::move(label));
-    nodes_[v.index_].masks = true;
+    const Var<T> v = push(&input_op, {}, std::move(value), {}, nullptr, std::move(label));
+    nodes_[v.index_].params = {};
     if (options_.detect_anomaly) check_value(v.index_);
     return v;
   }
@@ -420,7 +441,7 @@ private:
   }
 
   /// Appends a node, in the slot (and the parents' and label's storage) an earlier recording left.
-  Var<T> push(std::string_view op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay&& replay,
+  Var<T> push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay replay,
               std::string&& label) {
     if (size_ == nodes_.size()) nodes_.emplace_back();
     Node& n = nodes_[size_];
@@ -430,7 +451,7 @@ private:
       n.parents.push_back(p.index_);
     n.value.swap(value); // the slot's old buffer, if any, leaves with `value`
     n.vjp = std::move(vjp);
-    n.replay = std::move(replay);
+    n.replay = replay;
     n.label = std::move(label);
     n.contributions = 0;
     n.has_grad = false;
@@ -494,7 +515,9 @@ private:
     return static_cast<std::size_t>(m.size()) * per;
   }
 
-  std::vector<Node> nodes_; // slots [0, size_) hold the current recording; the rest keep buffers for reuse
+  // Slots [0, size_) hold the current recording; the rest keep buffers for reuse. A deque: recording more
+  // nodes never moves the ones recorded, so references to their values stay valid.
+  std::deque<Node> nodes_;
   std::size_t size_ = 0;
   Matrix<T> scratch_; // accumulate_with's work matrix
   std::uint64_t generation_ = 0;

@@ -142,8 +142,8 @@ template <Real T, Real R> CheckReport check_attention(const std::string& name, c
   CheckReport forward;
   shard_unit(opt, forward, [&] {
     forward.checks.push_back(
-        compare<T, T>("tape vs hand-written forward", "O", O.value(), full.O, engine_tolerance<T>(), "none"));
-    forward.checks.push_back(compare<T, T>("tape vs hand-written forward", extended ? A.label() : "A", A.value(),
+        compare<T, T>(CheckKind::forward, "hand-written", "O", O.value(), full.O, engine_tolerance<T>(), "none"));
+    forward.checks.push_back(compare<T, T>(CheckKind::forward, "hand-written", extended ? A.label() : "A", A.value(),
                                            full.A[0], engine_tolerance<T>(), "none"));
   });
   report.append(std::move(forward), name + ", forward");

@@ -43,13 +43,20 @@ struct AttentionConfig {
       throw UsageError(where + "dropout " + std::to_string(dropout) + " must be in [0, 1)");
   }
 
-  /// One dropout pattern per head (m x n each), drawn in head order from dropout_seed; none without dropout.
+  /// One dropout pattern per head (m x n each), head h's drawn from head_seed(h); none without dropout.
   std::vector<DropoutMask> dropout_masks(Eigen::Index m, Eigen::Index n) const {
     std::vector<DropoutMask> masks;
     if (dropout == 0) return masks;
-    std::mt19937_64 rng(dropout_seed);
+    // head h's seed: dropout_seed and h mixed (splitmix64), so that no head of one seed repeats a head of
+    // another, and below 2^63 (a node's integer parameter)
+    const auto head_seed = [this](int h) {
+      std::uint64_t z = dropout_seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(h + 1);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      return (z ^ (z >> 31)) >> 1;
+    };
     for (int h = 0; h < heads; ++h)
-      masks.push_back(dropout_mask(m, n, dropout, rng));
+      masks.push_back(dropout_mask(m, n, dropout, head_seed(h)));
     return masks;
   }
 };

@@ -23,54 +23,100 @@ enum class Fault {
   saturated_wrong_vjp = 10,    ///< a softmax VJP off by a factor 2, checked where softmax is saturated
 };
 
+namespace detail {
+
+/// A deliberately wrong op's descriptor: named like the right op, with its own node type.
+constexpr OpInfo fault_op(std::string_view node, std::string_view formula, bool row_normaliser = false,
+                          std::size_t arity = 1, std::span<const ParamSpec> params = {}) {
+  return OpInfo{.name = "fault",
+                .node = node,
+                .file = "../graph/faults.hpp",
+                .arity = arity,
+                .params = params,
+                .formula = formula,
+                .row_normaliser = row_normaliser};
+}
+
+} // namespace detail
+
 /// Softmax whose VJP keeps only the numerator path: ds = A * g (rows of ds no longer sum to 0).
+struct SoftmaxNumeratorOnlyOp {
+  static constexpr OpInfo info = detail::fault_op("SoftmaxRowsNumeratorOnly", "softmax rows; VJP ds = A * g", true);
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    return common_tape(info, in).template record<SoftmaxNumeratorOnlyOp>(
+        in, softmax_rows_value(in[0].value()),
+        [](Backprop<T>& bp) { bp.accumulate(0, bp.result().cwiseProduct(bp.grad())); }, std::move(label));
+  }
+};
 template <Real T> Var<T> softmax_numerator_only(const Var<T>& s, std::string label = {}) {
-  return s.tape().record(
-      "SoftmaxRowsNumeratorOnly", {s}, softmax_rows_value(s.value()),
-      [](Backprop<T>& bp) { bp.accumulate(0, bp.result().cwiseProduct(bp.grad())); },
-      [](const std::vector<Var<T>>& in) { return softmax_numerator_only(in[0]); }, std::move(label));
+  return SoftmaxNumeratorOnlyOp::apply<T>(operands(s), {}, std::move(label));
 }
 
 /// Softmax whose VJP is twice the right one: its error, like the Jacobian, vanishes on one-hot rows.
+struct SoftmaxVjpDoubledOp {
+  static constexpr OpInfo info = detail::fault_op("SoftmaxRowsVjpDoubled", "softmax rows; VJP doubled", true);
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    return common_tape(info, in).template record<SoftmaxVjpDoubledOp>(
+        in, softmax_rows_value(in[0].value()),
+        [](Backprop<T>& bp) { bp.accumulate(0, T(2) * softmax_rows_vjp(bp.result(), bp.grad())); }, std::move(label));
+  }
+};
 template <Real T> Var<T> softmax_vjp_doubled(const Var<T>& s, std::string label = {}) {
-  return s.tape().record(
-      "SoftmaxRowsVjpDoubled", {s}, softmax_rows_value(s.value()),
-      [](Backprop<T>& bp) { bp.accumulate(0, T(2) * softmax_rows_vjp(bp.result(), bp.grad())); },
-      [](const std::vector<Var<T>>& in) { return softmax_vjp_doubled(in[0]); }, std::move(label));
+  return SoftmaxVjpDoubledOp::apply<T>(operands(s), {}, std::move(label));
 }
 
 /// Softmax over COLUMNS (each key normalised over queries): a wrong forward with a VJP right for it.
+struct SoftmaxColumnsOp {
+  static constexpr OpInfo info = detail::fault_op("SoftmaxColumns", "softmax over columns");
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    Matrix<T> at = in[0].value().transpose();
+    Matrix<T> result = softmax_rows_value(at).transpose();
+    return common_tape(info, in).template record<SoftmaxColumnsOp>(
+        in, std::move(result),
+        [](Backprop<T>& bp) { // the row-wise VJP on the transposes
+          const Matrix<T> at = bp.result().transpose(), gt = bp.grad().transpose();
+          bp.accumulate(0, Matrix<T>(softmax_rows_vjp(at, gt).transpose()));
+        },
+        std::move(label));
+  }
+};
 template <Real T> Var<T> softmax_columns(const Var<T>& s, std::string label = {}) {
-  Matrix<T> at = s.value().transpose();
-  Matrix<T> result = softmax_rows_value(at).transpose();
-  return s.tape().record(
-      "SoftmaxColumns", {s}, std::move(result),
-      [](Backprop<T>& bp) { // the row-wise VJP on the transposes
-        const Matrix<T> at = bp.result().transpose(), gt = bp.grad().transpose();
-        bp.accumulate(0, Matrix<T>(softmax_rows_vjp(at, gt).transpose()));
-      },
-      [](const std::vector<Var<T>>& in) { return softmax_columns(in[0]); }, std::move(label));
+  return SoftmaxColumnsOp::apply<T>(operands(s), {}, std::move(label));
 }
 
 /// Scores Q K^T whose VJP loses the transpose for K: dK = g Q instead of g^T Q.
+struct ScoresBackwardTransposeLostOp {
+  static constexpr OpInfo info = detail::fault_op("ScoresNoTransposeVjp", "Q K^T; VJP dK = g Q", false, 2);
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    Tape<T>& tape = common_tape(info, in);
+    if (in[0].cols() != in[1].cols())
+      shape_mismatch("scores", in[0], in[1], "Q and K must have the same number of columns");
+    Matrix<T> result = in[0].value() * in[1].value().transpose();
+    return tape.template record<ScoresBackwardTransposeLostOp>(
+        in, std::move(result),
+        [](Backprop<T>& bp) {
+          bp.accumulate(0, bp.grad() * bp.input(1));
+          bp.accumulate(1, Matrix<T>(bp.grad() * bp.input(0))); // should be grad^T Q
+        },
+        std::move(label));
+  }
+};
 template <Real T> Var<T> scores_backward_transpose_lost(const Var<T>& q, const Var<T>& k, std::string label = {}) {
-  Tape<T>& tape = common_tape("scores", q, k);
-  if (q.cols() != k.cols()) shape_mismatch("scores", q, k, "Q and K must have the same number of columns");
-  Matrix<T> result = q.value() * k.value().transpose();
-  return tape.record(
-      "ScoresNoTransposeVjp", {q, k}, std::move(result),
-      [](Backprop<T>& bp) {
-        bp.accumulate(0, bp.grad() * bp.input(1));
-        bp.accumulate(1, Matrix<T>(bp.grad() * bp.input(0))); // should be grad^T Q
-      },
-      [](const std::vector<Var<T>>& in) { return scores_backward_transpose_lost(in[0], in[1]); }, std::move(label));
+  return ScoresBackwardTransposeLostOp::apply<T>(operands(q, k), {}, std::move(label));
 }
 
 /// Scale whose VJP forgets the factor: da = g instead of c g.
+struct ScaleForgottenBackwardOp {
+  static constexpr OpInfo info =
+      detail::fault_op("ScaleNoFactorVjp", "factor a; VJP da = g", false, 1, ScaleOp::params);
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return common_tape(info, in).template record<ScaleForgottenBackwardOp>(
+        in, Matrix<T>(p.number("factor") * in[0].value()), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad()); },
+        std::move(label), p);
+  }
+};
 template <Real T> Var<T> scale_forgotten_backward(const Var<T>& a, const T& c, std::string label = {}) {
-  return a.tape().record(
-      "ScaleNoFactorVjp", {a}, Matrix<T>(c * a.value()), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad()); },
-      [c](const std::vector<Var<T>>& in) { return scale_forgotten_backward(in[0], c); }, std::move(label));
+  return ScaleForgottenBackwardOp::apply<T>(operands(a), Params<T>().number("factor", c), std::move(label));
 }
 
 /// J = probe(attention(X, Wq, Wk, Wv), G) with one fault in it; inputs {X, Wq, Wk, Wv, G}. Faults 1 and 7

@@ -1,8 +1,9 @@
 #pragma once
-// Graph files onto a tape: the parsed GraphSpec, its decimals rounded once into T, recorded with ops/.
+// Graph files onto a tape: the parsed GraphSpec, its decimals rounded once into T, each node recorded by
+// its op's own apply (found through its descriptor in BuiltinOps: no op is named here).
 // FileGraph<T> is also a graph function for the checker: it records the same graph on Tape<U> for the
-// reference precision or dual numbers, with its constants (scale factors) rounded to T first and then
-// converted exactly, so every precision sees the same function.
+// reference precision or dual numbers, with its constants (scale factors, eps) rounded to T first and
+// then converted exactly, so every precision sees the same function.
 
 #include "../autodiff/dual.hpp"
 #include "../ops/ops.hpp"
@@ -47,6 +48,27 @@ template <Real T> Matrix<T> from_text(const MatrixText& m) {
   return out;
 }
 
+/// A node's parameters in T: numbers rounded once from their exact decimal text.
+template <Real T> Params<T> params_of(const NodeSpec& n) {
+  Params<T> p;
+  for (const ParamText& t : n.params)
+    switch (t.type) {
+    case ParamType::number:
+      p.set(t.name, Number<T>{from_decimal<T>(t.number), t.number});
+      break;
+    case ParamType::integer:
+      p.set(t.name, t.integer);
+      break;
+    case ParamType::indices:
+      p.set(t.name, t.indices);
+      break;
+    case ParamType::flags:
+      p.set(t.name, t.flags);
+      break;
+    }
+  return p;
+}
+
 template <Real T> class FileGraph {
 public:
   explicit FileGraph(GraphSpec spec) : spec_(std::move(spec)) {
@@ -55,7 +77,7 @@ public:
       inputs_.push_back(from_text<T>(text));
     }
     for (const NodeSpec& n : spec_.nodes)
-      factors_.push_back(n.factor ? from_decimal<T>(*n.factor) : T(1));
+      params_.push_back(params_of<T>(n));
   }
 
   const GraphSpec& spec() const { return spec_; }
@@ -75,7 +97,9 @@ public:
       for (const std::string& name : n.args)
         a.push_back(vars.at(name));
       try {
-        vars[n.name] = apply<U>(n, a, factors_[k]);
+        const Params<U> p = params_[k].template converted<U>([](const T& x) { return lift<U>(x); });
+        vars[n.name] = BuiltinOps::visit<Var<U>>(
+            n.info, [&]<class Op>() { return Op::template apply<U>(std::span<const Var<U>>(a), p, n.name); });
       } catch (const GraphFileError&) {
         throw;
       } catch (const Error& e) {
@@ -115,39 +139,10 @@ private:
     throw GraphFileError(spec_.file + ": node '" + n.name + "' (" + n.op + "): " + problem);
   }
 
-  template <Real U> Var<U> apply(const NodeSpec& n, const std::vector<Var<U>>& a, const T& factor) const {
-    const std::string& op = n.op;
-    if (op == "matmul") return matmul(a[0], a[1], n.name);
-    if (op == "transpose") return transpose(a[0], n.name);
-    if (op == "scale") return scale(a[0], lift<U>(factor), n.name);
-    if (op == "softmax") return softmax_rows(a[0], n.name);
-    if (op == "sum") return sum(a[0], n.name);
-    if (op == "add") return add(a[0], a[1], n.name);
-    if (op == "sub") return sub(a[0], a[1], n.name);
-    if (op == "mul") return hadamard(a[0], a[1], n.name);
-    if (op == "exp") return exp(a[0], n.name);
-    if (op == "causal_mask") return causal_mask(a[0], n.offset, n.name);
-    if (op == "padding_mask") return padding_mask(a[0], n.keys, n.name);
-    if (op == "slice_rows") return slice_rows(a[0], n.begin, n.count, n.name);
-    if (op == "slice_cols") return slice_cols(a[0], n.begin, n.count, n.name);
-    if (op == "concat_cols") return concat_cols(a, n.name);
-    if (op == "cross_entropy") return cross_entropy(a[0], n.targets, n.name);
-    if (op == "log") {
-      const Matrix<U>& x = a[0].value();
-      for (Eigen::Index i = 0; i < x.rows(); ++i)
-        for (Eigen::Index j = 0; j < x.cols(); ++j)
-          if (!(x(i, j) > U(0)))
-            fail(n, "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") of '" + n.args[0] + "' is " +
-                        to_string(x(i, j), 6) + "; log needs entries > 0");
-      return log(a[0], n.name);
-    }
-    fail(n, "unknown op"); // parse_graph admits only the ops above
-  }
-
   GraphSpec spec_;
   std::vector<std::string> names_;
   std::vector<Matrix<T>> inputs_;
-  std::vector<T> factors_;
+  std::vector<Params<T>> params_; ///< per node, in T
 };
 
 } // namespace tapegrad

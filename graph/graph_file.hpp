@@ -11,6 +11,7 @@
 // graph on a tape. Every problem is a GraphFileError naming the file, the node and the problem.
 
 #include "../autodiff/error.hpp"
+#include "../ops/ops.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -40,14 +41,21 @@ struct MatrixText {
   std::vector<std::string> entries;
 };
 
+/// One parameter of a node as the file gives it (or its op's default), checked against its ParamType.
+struct ParamText {
+  std::string_view name;
+  ParamType type = ParamType::number;
+  std::string number;        ///< number: the exact decimal text
+  long integer = 0;          ///< integer
+  std::vector<long> indices; ///< indices
+  std::vector<bool> flags;   ///< flags
+};
+
 struct NodeSpec {
   std::string name, op;
+  const OpInfo* info = nullptr; ///< the op's descriptor (one of BuiltinOps)
   std::vector<std::string> args;
-  std::optional<std::string> factor; ///< scale
-  long offset = 0;                   ///< causal_mask
-  long begin = 0, count = 0;         ///< slice_rows, slice_cols
-  std::vector<bool> keys;            ///< padding_mask: one flag per key, false = padding
-  std::vector<long> targets;         ///< cross_entropy: one class index per row
+  std::vector<ParamText> params; ///< every parameter of the op, in its descriptor's order, defaults filled in
 };
 
 struct GraphSpec {
@@ -58,39 +66,20 @@ struct GraphSpec {
   std::string output;
 };
 
-/// One op of the format: its number of arguments (0: one or more) and the extra keys it takes.
-struct GraphFileOp {
-  std::size_t args;
-  std::vector<std::string> keys; ///< required, except causal_mask's "offset" (default 0)
-};
-
-/// The ops of the format.
-inline const std::map<std::string, GraphFileOp>& graph_file_ops() {
-  static const std::map<std::string, GraphFileOp> ops{{"matmul", {2, {}}},
-                                                      {"transpose", {1, {}}},
-                                                      {"scale", {1, {"factor"}}},
-                                                      {"softmax", {1, {}}},
-                                                      {"sum", {1, {}}},
-                                                      {"add", {2, {}}},
-                                                      {"sub", {2, {}}},
-                                                      {"mul", {2, {}}},
-                                                      {"exp", {1, {}}},
-                                                      {"log", {1, {}}},
-                                                      {"causal_mask", {1, {"offset"}}},
-                                                      {"padding_mask", {1, {"keys"}}},
-                                                      {"slice_rows", {1, {"begin", "count"}}},
-                                                      {"slice_cols", {1, {"begin", "count"}}},
-                                                      {"concat_cols", {0, {}}},
-                                                      {"cross_entropy", {1, {"targets"}}}};
-  return ops;
-}
-
-/// "matmul, transpose, ...": the ops, for messages.
+/// "matmul, transpose, ...": the ops graph files take, for messages.
 inline std::string graph_file_op_list() {
   std::string list;
-  for (const auto& [name, op] : graph_file_ops())
-    list += (list.empty() ? "" : ", ") + name;
+  for (const OpInfo* op : BuiltinOps::infos)
+    list += (list.empty() ? "" : ", ") + std::string(op->name);
   return list;
+}
+
+/// Whether some op takes a parameter called `key` in graph files.
+inline bool is_parameter_of_some_op(const std::string& key) {
+  for (const OpInfo* op : BuiltinOps::infos)
+    for (const ParamSpec& p : op->params)
+      if (p.in_files && p.name == key) return true;
+  return false;
 }
 
 namespace detail {
@@ -326,8 +315,7 @@ private:
         op = &value;
       else if (key == "args")
         args = &value;
-      else if (key == "factor" || key == "offset" || key == "begin" || key == "count" || key == "keys" ||
-               key == "targets")
+      else if (is_parameter_of_some_op(key))
         extra[key] = &value;
       else
         fail(where, "unknown key '" + key + "'");
@@ -337,13 +325,15 @@ private:
     where = "node '" + n.name + "'";
     if (!op || op->kind != JsonNode::Kind::string) fail(where, "needs an \"op\" string");
     n.op = op->text;
-    const auto known = graph_file_ops().find(n.op);
-    if (known == graph_file_ops().end()) fail(where, "unknown op '" + n.op + "' (ops: " + graph_file_op_list() + ")");
+    n.info = BuiltinOps::find(n.op);
+    if (n.info == nullptr) fail(where, "unknown op '" + n.op + "' (ops: " + graph_file_op_list() + ")");
     where += " (" + n.op + ")";
-    const std::size_t arity = known->second.args;
+    const std::size_t arity = n.info->arity;
     if (!args || args->kind != JsonNode::Kind::array) fail(where, "needs \"args\", a list of names");
-    if (arity == 0 && args->items.empty()) fail(where, "takes one or more arguments, got 0");
-    if (arity > 0 && args->items.size() != arity)
+    if (n.info->variadic && args->items.size() < arity)
+      fail(where, "takes " + (arity == 1 ? std::string("one") : std::to_string(arity)) + " or more arguments, got " +
+                      std::to_string(args->items.size()));
+    if (!n.info->variadic && args->items.size() != arity)
       fail(where, "takes " + std::to_string(arity) + " argument" + (arity == 1 ? "" : "s") + ", got " +
                       std::to_string(args->items.size()));
     for (const JsonNode& a : args->items) {
@@ -352,44 +342,63 @@ private:
         fail(where, "argument '" + a.text + "' is not an input or an earlier node (a node may use only those)");
       n.args.push_back(a.text);
     }
-    const std::vector<std::string>& takes = known->second.keys;
+    const auto& specs = n.info->params;
     for (const auto& [key, value] : extra)
-      if (std::find(takes.begin(), takes.end(), key) == takes.end())
+      if (std::none_of(specs.begin(), specs.end(), [&](const ParamSpec& p) { return p.in_files && p.name == key; }))
         fail(where, "has \"" + key + "\", which " + n.op + " does not take");
-    for (const std::string& key : takes)
-      if (!extra.count(key) && key != "offset") fail(where, "needs \"" + key + "\"");
-    if (const auto f = extra.find("factor"); f != extra.end()) {
-      const JsonNode* factor = f->second;
-      if (factor->kind == JsonNode::Kind::string
-              ? !is_decimal_text(factor->text)
-              : factor->kind != JsonNode::Kind::number && factor->kind != JsonNode::Kind::integer)
-        fail(where, "\"factor\" must be a number or a decimal string");
-      if (factor->text == "nan") fail(where, "\"factor\" must not be nan");
-      n.factor = factor->text;
-    }
-    if (extra.count("offset")) n.offset = integer(*extra["offset"], where, "\"offset\"");
-    if (extra.count("begin")) n.begin = integer(*extra["begin"], where, "\"begin\"");
-    if (extra.count("count")) n.count = integer(*extra["count"], where, "\"count\"");
-    if (const auto f = extra.find("keys"); f != extra.end()) {
-      if (f->second->kind != JsonNode::Kind::array || f->second->items.empty())
-        fail(where, "\"keys\" must be a non-empty list of flags, 1 (a real key) or 0 (padding)");
-      for (const JsonNode& flag : f->second->items) {
-        if (flag.kind != JsonNode::Kind::integer || (flag.text != "0" && flag.text != "1"))
-          fail(where, "\"keys\" entries must be 1 (a real key) or 0 (padding), not " + flag.text);
-        n.keys.push_back(flag.text == "1");
+    for (const ParamSpec& p : specs) {
+      const auto given = p.in_files ? extra.find(std::string(p.name)) : extra.end();
+      if (given != extra.end()) {
+        n.params.push_back(parameter(p, *given->second, where));
+        continue;
       }
-    }
-    if (const auto f = extra.find("targets"); f != extra.end()) {
-      if (f->second->kind != JsonNode::Kind::array || f->second->items.empty())
-        fail(where, "\"targets\" must be a non-empty list of class indices (integers >= 0)");
-      for (const JsonNode& t : f->second->items) {
-        const long target = integer(t, where, "\"targets\" entries");
-        if (target < 0) fail(where, "\"targets\" entries are class indices >= 0, not " + t.text);
-        n.targets.push_back(target);
-      }
+      if (p.required()) fail(where, "needs \"" + std::string(p.name) + "\"");
+      JsonNode text; // the default, as a file would write it
+      text.kind = p.type == ParamType::number ? JsonNode::Kind::string : JsonNode::Kind::integer;
+      text.text = std::string(p.default_value);
+      n.params.push_back(parameter(p, text, where));
     }
     declare(n.name, where);
     return n;
+  }
+
+  /// One parameter's value, checked against its type.
+  ParamText parameter(const ParamSpec& spec, const JsonNode& v, const std::string& where) {
+    ParamText t;
+    t.name = spec.name;
+    t.type = spec.type;
+    const std::string key = "\"" + std::string(spec.name) + "\"";
+    switch (spec.type) {
+    case ParamType::number:
+      if (v.kind == JsonNode::Kind::string ? !is_decimal_text(v.text)
+                                           : v.kind != JsonNode::Kind::number && v.kind != JsonNode::Kind::integer)
+        fail(where, key + " must be a number or a decimal string");
+      if (v.text == "nan") fail(where, key + " must not be nan");
+      t.number = v.text;
+      break;
+    case ParamType::integer:
+      t.integer = integer(v, where, key);
+      break;
+    case ParamType::indices:
+      if (v.kind != JsonNode::Kind::array || v.items.empty())
+        fail(where, key + " must be a non-empty list of indices (integers >= 0)");
+      for (const JsonNode& e : v.items) {
+        const long index = integer(e, where, key + " entries");
+        if (index < 0) fail(where, key + " entries are indices >= 0, not " + e.text);
+        t.indices.push_back(index);
+      }
+      break;
+    case ParamType::flags:
+      if (v.kind != JsonNode::Kind::array || v.items.empty())
+        fail(where, key + " must be a non-empty list of flags, 1 or 0");
+      for (const JsonNode& e : v.items) {
+        if (e.kind != JsonNode::Kind::integer || (e.text != "0" && e.text != "1"))
+          fail(where, key + " entries must be 1 or 0, not " + e.text);
+        t.flags.push_back(e.text == "1");
+      }
+      break;
+    }
+    return t;
   }
 
   std::string file_;

@@ -10,14 +10,14 @@
 
 namespace tapegrad {
 
-/// For every SoftmaxRows node, the rows whose weight outside the largest entry, 1 - max_j A[i][j], is at
-/// most `resolution` (the check's relative threshold): every Jacobian entry of that row is then below what
-/// the check can see. One warning per row, naming node and row. Rows where masks leave at most one key
-/// visible are not warned about.
+/// For every node of a row-normalising op (its descriptor's row_normaliser: softmax, or a variant of it), the rows
+/// whose weight outside the largest entry, 1 - max_j A[i][j], is at most `resolution` (the check's relative threshold):
+/// every Jacobian entry of that row is then below what the check can see. One warning per row, naming node and row.
+/// Rows where masks leave at most one key visible are not warned about.
 template <Real T> std::vector<std::string> saturated_softmax_rows(const Tape<T>& tape, const T& resolution) {
   std::vector<std::string> warnings;
   for (std::size_t n = 0; n < tape.size(); ++n) {
-    if (!tape.node(n).op.starts_with("SoftmaxRows")) continue; // the op, or a variant of it
+    if (!tape.node(n).op->row_normaliser) continue;
     const Matrix<T>& A = tape.node(n).value;
     const Matrix<T>& S = tape.node(tape.node(n).parents.at(0)).value;
     for (Eigen::Index i = 0; i < A.rows(); ++i) {

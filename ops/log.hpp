@@ -4,17 +4,45 @@
 namespace tapegrad {
 
 /// log(a), natural, elementwise.                          a, result: m x n
-///   forward  result[i][j] = log(a[i][j])       (log 0 = -inf; log of a negative entry = NaN, as IEEE)
+///   forward  result[i][j] = log(a[i][j])
 ///   VJP      da[i][j] += grad[i][j] / a[i][j]         (d/dx log(x) = 1/x)
+/// Domain: every entry > 0. An entry <= 0 (or NaN) is a DomainError naming the node, the operand and the
+/// entry, not a silent -inf or NaN.
+struct LogOp {
+  static constexpr OpInfo info{.name = "log",
+                               .call = "log(a)",
+                               .node = "Log",
+                               .file = "log.hpp",
+                               .formula = "result[i][j] = log(a[i][j]), entries > 0",
+                               .shapes = "a: m x n -> m x n",
+                               .dual = "log",
+                               .domain = Domain::positive};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    Tape<T>& tape = common_tape(info, in);
+    const Matrix<T>& x = in[0].value();
+    const T zero(0);
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        if (!(x(i, j) > zero))
+          throw DomainError("log(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry (" +
+                            std::to_string(i) + ", " + std::to_string(j) + ") of " + in[0].name() + " is " +
+                            to_string(x(i, j), 6) + "; log needs entries > 0");
+    Matrix<T> result = tape.buffer(x.rows(), x.cols());
+    result.noalias() = x.unaryExpr([](const T& v) -> T {
+      using std::log;
+      return log(v);
+    });
+    return tape.template record<LogOp>(
+        in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
+        std::move(label));
+  }
+};
+
 template <Real T> Var<T> log(const Var<T>& a, std::string label = {}) {
-  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
-  result.noalias() = a.value().unaryExpr([](const T& x) -> T {
-    using std::log;
-    return log(x);
-  });
-  return a.tape().record(
-      "Log", {a}, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
-      [](const std::vector<Var<T>>& in) { return log(in[0]); }, std::move(label));
+  return LogOp::apply<T>(operands(a), {}, std::move(label));
 }
 
 } // namespace tapegrad

@@ -8,16 +8,19 @@
 namespace tapegrad {
 namespace detail {
 
-/// result[i][j] = a[i][j] where keep(i, j), -inf elsewhere; the VJP passes grad through where kept.
-template <Real T, class Keep> Var<T> masked(std::string_view op, const Var<T>& a, const Keep& keep,
-                                            typename Tape<T>::Replay replay, std::string label) {
-  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
+/// Records op Op: result[i][j] = a[i][j] where keep(i, j), -inf elsewhere; the VJP passes grad through where
+/// kept.
+template <class Op, Real T, class Keep>
+Var<T> masked(std::span<const Var<T>> in, const Keep& keep, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(Op::info, in);
+  const Var<T>& a = in[0];
+  Matrix<T> result = tape.buffer(a.rows(), a.cols());
   result = a.value();
   for (Eigen::Index i = 0; i < result.rows(); ++i)
     for (Eigen::Index j = 0; j < result.cols(); ++j)
       if (!keep(i, j)) result(i, j) = -infinity<T>();
-  return a.tape().record(
-      op, {a}, std::move(result),
+  return tape.template record<Op>(
+      in, std::move(result),
       [keep](Backprop<T>& bp) {
         bp.accumulate_with(0, [&](Matrix<T>& da) {
           da = bp.grad();
@@ -26,7 +29,7 @@ template <Real T, class Keep> Var<T> masked(std::string_view op, const Var<T>& a
               if (!keep(i, j)) da(i, j) = T(0);
         });
       },
-      std::move(replay), std::move(label), Tape<T>::Masks::yes);
+      std::move(label), p);
 }
 
 } // namespace detail
@@ -38,23 +41,65 @@ template <Real T, class Keep> Var<T> masked(std::string_view op, const Var<T>& a
 /// Rows are queries, columns keys; m may be less than n. With `offset` earlier positions cached, query i
 /// stands at position i + offset: offset = n - m makes the last query see every key. A negative offset
 /// masks whole rows (query i < -offset sees nothing); softmax_rows gives such rows weight 0.
+struct CausalMaskOp {
+  static constexpr ParamSpec params[] = {
+      {"offset", ParamType::integer, "0", "cached positions before the first query"}};
+  static constexpr OpInfo info{.name = "causal_mask",
+                               .call = "causal_mask(a, offset)",
+                               .node = "CausalMask",
+                               .file = "masks.hpp",
+                               .params = params,
+                               .formula = "result[i][j] = a[i][j] if j <= i + offset, else -inf",
+                               .shapes = "a: m x n -> m x n",
+                               .masks = true};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    const long offset = p.integer("offset");
+    return detail::masked<CausalMaskOp>(
+        in, [offset](Eigen::Index i, Eigen::Index j) { return j <= i + offset; }, p, std::move(label));
+  }
+};
+
 template <Real T> Var<T> causal_mask(const Var<T>& a, long offset = 0, std::string label = {}) {
-  return detail::masked(
-      "CausalMask", a, [offset](Eigen::Index i, Eigen::Index j) { return j <= i + offset; },
-      [offset](const std::vector<Var<T>>& in) { return causal_mask(in[0], offset); }, std::move(label));
+  return CausalMaskOp::apply<T>(operands(a), Params<T>().set("offset", offset), std::move(label));
 }
 
-/// padding_mask(a, keys): key j may be seen only when keys[j] (false marks a padding position).
+/// padding_mask(a, keys): key j may be seen only when keys[j] (0 marks a padding position).
 ///                                                            a: m x n, keys: n flags, result: m x n
 ///   forward  result[i][j] = a[i][j] if keys[j], -inf otherwise
 ///   VJP      da[i][j] += grad[i][j] where keys[j], nothing elsewhere
+struct PaddingMaskOp {
+  static constexpr ParamSpec params[] = {
+      {"keys", ParamType::flags, {}, "one flag per column: 1 a real key, 0 padding"}};
+  static constexpr OpInfo info{.name = "padding_mask",
+                               .call = "padding_mask(a, keys)",
+                               .node = "PaddingMask",
+                               .file = "masks.hpp",
+                               .params = params,
+                               .formula = "result[i][j] = a[i][j] if keys[j] = 1, else -inf",
+                               .shapes = "a: m x n, keys: n flags -> m x n",
+                               .masks = true};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
+    const std::vector<bool>& keys = p.flags("keys");
+    if (static_cast<Eigen::Index>(keys.size()) != in[0].cols())
+      throw ShapeError("padding_mask(" + in[0].name() + "): " + in[0].name() + " is " +
+                       shape_string(in[0].rows(), in[0].cols()) + " but the key mask has " +
+                       std::to_string(keys.size()) + " flags; it needs one per column (key)");
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    shape(in, p);
+    const std::vector<bool>& keys = p.flags("keys");
+    return detail::masked<PaddingMaskOp>(
+        in, [keys](Eigen::Index, Eigen::Index j) { return bool(keys[static_cast<std::size_t>(j)]); }, p,
+        std::move(label));
+  }
+};
+
 template <Real T> Var<T> padding_mask(const Var<T>& a, const std::vector<bool>& keys, std::string label = {}) {
-  if (static_cast<Eigen::Index>(keys.size()) != a.cols())
-    throw ShapeError("padding_mask(" + a.name() + "): " + a.name() + " is " + shape_string(a.rows(), a.cols()) +
-                     " but the key mask has " + std::to_string(keys.size()) + " flags; it needs one per column (key)");
-  return detail::masked(
-      "PaddingMask", a, [keys](Eigen::Index, Eigen::Index j) { return bool(keys[static_cast<std::size_t>(j)]); },
-      [keys](const std::vector<Var<T>>& in) { return padding_mask(in[0], keys); }, std::move(label));
+  return PaddingMaskOp::apply<T>(operands(a), Params<T>().set("keys", keys), std::move(label));
 }
 
 } // namespace tapegrad

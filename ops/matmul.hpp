@@ -71,26 +71,45 @@ template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
 ///   forward  result[i][j] = sum_k a[i][k] b[k][j]
 ///   VJP      da[i][k] += sum_j grad[i][j] b[k][j]     da += grad b^T
 ///            db[k][j] += sum_i a[i][k] grad[i][j]     db += a^T grad
+struct MatMulOp {
+  static constexpr OpInfo info{.name = "matmul",
+                               .call = "matmul(a, b)",
+                               .node = "MatMul",
+                               .file = "matmul.hpp",
+                               .arity = 2,
+                               .formula = "result[i][j] = sum_k a[i][k] b[k][j]",
+                               .shapes = "a: m x n, b: n x p -> m x p"};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    if (in[0].cols() != in[1].rows())
+      shape_mismatch("matmul", in[0], in[1], "columns of the left must equal rows of the right");
+    return {in[0].rows(), in[1].cols()};
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    Tape<T>& tape = common_tape(info, in);
+    const Shape s = shape(in, p);
+    tape.check_entries(s.rows, s.cols,
+                       [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
+    Matrix<T> result = tape.buffer(s.rows, s.cols);
+    product(result, in[0].value(), in[1].value());
+    return tape.template record<MatMulOp>(
+        in, std::move(result),
+        [](Backprop<T>& bp) {
+          if constexpr (std::is_floating_point_v<T>) { // Eigen evaluates into the adjoint (+= is gemm's beta = 1)
+            bp.accumulate(0, bp.grad() * bp.input(1).transpose());
+            bp.accumulate(1, bp.input(0).transpose() * bp.grad());
+          } else { // written straight into the adjoint when it is the first contribution: no product temporary
+            bp.accumulate_with(
+                0, [&](Matrix<T>& da) { product(da, bp.grad(), Transposed::no, bp.input(1), Transposed::yes); });
+            bp.accumulate_with(
+                1, [&](Matrix<T>& db) { product(db, bp.input(0), Transposed::yes, bp.grad(), Transposed::no); });
+          }
+        },
+        std::move(label));
+  }
+};
+
 template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string label = {}) {
-  Tape<T>& tape = common_tape("matmul", a, b);
-  if (a.cols() != b.rows()) shape_mismatch("matmul", a, b, "columns of the left must equal rows of the right");
-  tape.check_entries(a.rows(), b.cols(), [&] { return "matmul(" + a.name() + ", " + b.name() + "): the result"; });
-  Matrix<T> result = tape.buffer(a.rows(), b.cols());
-  product(result, a.value(), b.value());
-  return tape.record(
-      "MatMul", {a, b}, std::move(result),
-      [](Backprop<T>& bp) {
-        if constexpr (std::is_floating_point_v<T>) { // Eigen evaluates into the adjoint (+= is gemm's beta = 1)
-          bp.accumulate(0, bp.grad() * bp.input(1).transpose());
-          bp.accumulate(1, bp.input(0).transpose() * bp.grad());
-        } else { // written straight into the adjoint when it is the first contribution: no product temporary
-          bp.accumulate_with(
-              0, [&](Matrix<T>& da) { product(da, bp.grad(), Transposed::no, bp.input(1), Transposed::yes); });
-          bp.accumulate_with(
-              1, [&](Matrix<T>& db) { product(db, bp.input(0), Transposed::yes, bp.grad(), Transposed::no); });
-        }
-      },
-      [](const std::vector<Var<T>>& in) { return matmul(in[0], in[1]); }, std::move(label));
+  return MatMulOp::apply<T>(operands(a, b), {}, std::move(label));
 }
 
 } // namespace tapegrad

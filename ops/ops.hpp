@@ -1,5 +1,7 @@
 #pragma once
-// Every primitive op: one header each, forward value and VJP side by side.
+// Every built-in op: one header each (its descriptor, forward value and VJP side by side), listed once
+// below. Graph files, `tapegrad ops`, README's op table, the fuzz dictionary's check and the random-graph
+// property tests all read this list: adding an op is its header, its test and one line in each block here.
 #include "add.hpp"
 #include "cross_entropy.hpp"
 #include "dropout.hpp"
@@ -14,3 +16,12 @@
 #include "sub.hpp"
 #include "sum.hpp"
 #include "transpose.hpp"
+
+namespace tapegrad {
+
+/// The built-in ops, in the order listings show them.
+using BuiltinOps =
+    OpList<MatMulOp, TransposeOp, ScaleOp, SoftmaxRowsOp, SumOp, AddOp, SubOp, HadamardOp, ExpOp, LogOp, CausalMaskOp,
+           PaddingMaskOp, SliceRowsOp, SliceColsOp, ConcatColsOp, CrossEntropyOp, DropoutOp>;
+
+} // namespace tapegrad

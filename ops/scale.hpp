@@ -7,12 +7,31 @@ namespace tapegrad {
 ///                                                        a: m x n, result: m x n
 ///   forward  result[i][j] = c a[i][j]
 ///   VJP      da[i][j] += c grad[i][j]
+/// In graph files c is "factor", an exact decimal rounded once into the precision.
+struct ScaleOp {
+  static constexpr ParamSpec params[] = {{"factor", ParamType::number, {}, "the constant c"}};
+  static constexpr OpInfo info{.name = "scale",
+                               .call = "scale(a, factor)",
+                               .node = "Scale",
+                               .file = "scale.hpp",
+                               .params = params,
+                               .formula = "result[i][j] = factor a[i][j]",
+                               .shapes = "a: m x n -> m x n"};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    Tape<T>& tape = common_tape(info, in);
+    const T& c = p.number("factor");
+    Matrix<T> result = tape.buffer(in[0].rows(), in[0].cols());
+    result.noalias() = c * in[0].value();
+    return tape.template record<ScaleOp>(
+        in, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); }, std::move(label), p);
+  }
+};
+
 template <Real T> Var<T> scale(const Var<T>& a, const T& c, std::string label = {}) {
-  Matrix<T> result = a.tape().buffer(a.rows(), a.cols());
-  result.noalias() = c * a.value();
-  return a.tape().record(
-      "Scale", {a}, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); },
-      [c](const std::vector<Var<T>>& in) { return scale(in[0], c); }, std::move(label));
+  return ScaleOp::apply<T>(operands(a), Params<T>().number("factor", c), std::move(label));
 }
 
 } // namespace tapegrad

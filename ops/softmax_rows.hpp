@@ -82,26 +82,51 @@ enum class MaskedRows {
   error ///< strict: UsageError naming the row
 };
 
+/// The op itself. Graph files call it "softmax"; `strict` (MaskedRows::error) is a C++ option only.
+struct SoftmaxRowsOp {
+  static constexpr ParamSpec params[] = {
+      {"strict", ParamType::integer, "0", "1: a row that is entirely -inf is an error (MaskedRows::error)", false}};
+  static constexpr OpInfo info{.name = "softmax",
+                               .call = "softmax_rows(s, label, masked)",
+                               .node = "SoftmaxRows",
+                               .file = "softmax_rows.hpp",
+                               .params = params,
+                               .formula =
+                                   "result[i][j] = exp(s[i][j] - max_k s[i][k]) / sum_k exp(s[i][k] - max_k s[i][k])",
+                               .shapes = "s: m x n -> m x n",
+                               .dual = "exp",
+                               .row_normaliser = true};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    Tape<T>& tape = common_tape(info, in);
+    const Var<T>& s = in[0];
+    const Matrix<T>& x = s.value();
+    if (p.integer("strict") != 0)
+      for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        bool all_masked = true;
+        for (Eigen::Index j = 0; j < x.cols(); ++j)
+          all_masked = all_masked && x(i, j) == -infinity<T>();
+        if (all_masked)
+          throw UsageError("softmax_rows(" + s.name() + "): row " + std::to_string(i) + " of " + s.name() + " (" +
+                           shape_string(x.rows(), x.cols()) +
+                           ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
+      }
+    Matrix<T> result = tape.buffer(x.rows(), x.cols());
+    softmax_rows_value(result, x);
+    return tape.template record<SoftmaxRowsOp>(
+        in, std::move(result),
+        [](Backprop<T>& bp) {
+          bp.accumulate_with(0, [&](Matrix<T>& ds) { softmax_rows_vjp(ds, bp.result(), bp.grad()); });
+        },
+        std::move(label), p);
+  }
+};
+
 template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}, MaskedRows masked = MaskedRows::zero) {
-  const Matrix<T>& x = s.value();
-  if (masked == MaskedRows::error)
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      bool all_masked = true;
-      for (Eigen::Index j = 0; j < x.cols(); ++j)
-        all_masked = all_masked && x(i, j) == -infinity<T>();
-      if (all_masked)
-        throw UsageError("softmax_rows(" + s.name() + "): row " + std::to_string(i) + " of " + s.name() + " (" +
-                         shape_string(x.rows(), x.cols()) +
-                         ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
-    }
-  Matrix<T> result = s.tape().buffer(x.rows(), x.cols());
-  softmax_rows_value(result, x);
-  return s.tape().record(
-      "SoftmaxRows", {s}, std::move(result),
-      [](Backprop<T>& bp) {
-        bp.accumulate_with(0, [&](Matrix<T>& ds) { softmax_rows_vjp(ds, bp.result(), bp.grad()); });
-      },
-      [masked](const std::vector<Var<T>>& in) { return softmax_rows(in[0], {}, masked); }, std::move(label));
+  return SoftmaxRowsOp::apply<T>(operands(s), Params<T>().set("strict", long{masked == MaskedRows::error}),
+                                 std::move(label));
 }
 
 } // namespace tapegrad

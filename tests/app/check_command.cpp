@@ -62,6 +62,23 @@ TEST_CASE("check: a precision, a reference and a size that make no sense are use
                        tapegrad::UsageError);
 }
 
+TEST_CASE("check's text: a summary line per kind of check; --verbose adds every check's line") {
+  CheckCommand cmd;
+  cmd.size = "2,2,2,2";
+  cmd.precision = "double";
+  std::ostringstream summary, verbose;
+  CHECK(run_check_command(cmd, summary) == 0);
+  cmd.verbose = true;
+  CHECK(run_check_command(cmd, verbose) == 0);
+  const auto lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  MESSAGE("summary " << lines(summary.str()) << " lines, --verbose " << lines(verbose.str()) << " lines");
+  CHECK(summary.str().find("  per-node VJP ") != std::string::npos);
+  CHECK(summary.str().find("    pass  ") == std::string::npos); // no passing line without --verbose
+  CHECK(verbose.str().find("    pass  ") != std::string::npos);
+  CHECK(lines(summary.str()) < 100);
+  CHECK(lines(verbose.str()) > lines(summary.str()) + 50);
+}
+
 TEST_CASE("check --precision mpfr digits and --directional run and say they are weaker") {
   CheckCommand cmd;
   cmd.precision = "30";
@@ -95,6 +112,7 @@ TEST_CASE("check --shard i/n: three partial reports merged equal one whole run, 
     std::ostringstream whole;
     CHECK(run_check_command(cmd, whole) == 0);
     MergeCommand merge;
+    merge.format = "json";
     std::size_t partial_checks = 0;
     for (int i = 2; i >= 0; --i) { // any order
       cmd.shard = std::to_string(i) + "/3";
@@ -129,6 +147,25 @@ TEST_CASE("merge: missing, repeated or mismatched shards and whole reports are u
     files.push_back(temp_file(std::string("m") + s[0] + s[2] + ".json", part.str()));
   }
   std::ostringstream out;
+  // Both shards in text (the default) and JSON: the same report as one run.
+  std::ostringstream text, json;
+  CHECK(run_merge_command({{files[1], files[0]}}, text) == 0);
+  CHECK(text.str().rfind("tapegrad merge: 2 partial reports", 0) == 0);
+  CHECK(text.str().find("\nverdict: PASS (") != std::string::npos);
+  MergeCommand as_json{{files[0], files[1]}, "json", false};
+  CHECK(run_merge_command(as_json, json) == 0);
+  CHECK(nlohmann::json::parse(json.str()).at("verdict") == "pass");
+  // A partial report whose shard index is not an integer, or whose checks lack a field, is a user error.
+  CHECK_THROWS_AS(run_merge_command({{temp_file("index.json", R"({"shard": {"index": "0", "count": 2}, "checks": [],
+                                                                  "warnings": []})")}},
+                                    out),
+                  tapegrad::UsageError);
+  CHECK_THROWS_AS(run_merge_command({{temp_file("c0.json", R"({"shard": {"index": 0, "count": 2}, "checks": [{}],
+                                                               "warnings": []})"),
+                                      temp_file("c1.json", R"({"shard": {"index": 1, "count": 2}, "checks": [],
+                                                               "warnings": []})")}},
+                                    out),
+                  tapegrad::UsageError);
   CHECK_THROWS_WITH_AS(run_merge_command({{files[0]}}, out), "merge: shards 1 of 2 are missing", tapegrad::UsageError);
   CHECK_THROWS_AS(run_merge_command({{files[0], files[0], files[1]}}, out), tapegrad::UsageError);
   CHECK_THROWS_AS(run_merge_command({{files[0], files[2]}}, out), tapegrad::UsageError);

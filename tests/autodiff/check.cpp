@@ -28,13 +28,16 @@ std::vector<Matrix<double>> softplus_inputs(test::RandomMatrices& random) {
 const std::vector<std::string> softplus_names{"X", "W", "C", "D"};
 
 /// x -> x^2 whose VJP is deliberately wrong: 3 x g instead of 2 x g.
-template <Real T> Var<T> square_broken(const Var<T>& a) {
-  Matrix<T> result = a.value().cwiseProduct(a.value());
-  return a.tape().record(
-      "SquareBroken", {a}, std::move(result),
-      [](Backprop<T>& bp) { bp.accumulate(0, T(3) * bp.grad().cwiseProduct(bp.input(0))); },
-      [](const std::vector<Var<T>>& in) { return square_broken(in[0]); }, "broken");
-}
+struct SquareBrokenOp {
+  static constexpr OpInfo info{.name = "square_broken", .node = "SquareBroken", .formula = "x^2, VJP 3 x g"};
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    Matrix<T> result = in[0].value().cwiseProduct(in[0].value());
+    return common_tape(info, in).template record<SquareBrokenOp>(
+        in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, T(3) * bp.grad().cwiseProduct(bp.input(0))); },
+        std::move(label));
+  }
+};
+template <Real T> Var<T> square_broken(const Var<T>& a) { return SquareBrokenOp::apply<T>(operands(a), {}, "broken"); }
 
 struct BrokenGraph {
   template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
@@ -49,11 +52,14 @@ struct IgnoresSecond {
   }
 };
 
-/// x -> x^2 with a right VJP but recorded without a replay, as a user's op may be.
+/// x -> x^2 with a right VJP but without an apply (so without a replay), as a user's op may be.
+struct SquareNoReplayOp {
+  static constexpr OpInfo info{.name = "square_no_replay", .node = "SquareNoReplay", .formula = "x^2"};
+};
 template <Real T> Var<T> square_without_replay(const Var<T>& a) {
-  return a.tape().record(
-      "SquareNoReplay", {a}, Matrix<T>(a.value().cwiseProduct(a.value())),
-      [](Backprop<T>& bp) { bp.accumulate(0, T(2) * bp.grad().cwiseProduct(bp.input(0))); }, {}, "sq");
+  return a.tape().template record<SquareNoReplayOp>(
+      {a}, Matrix<T>(a.value().cwiseProduct(a.value())),
+      [](Backprop<T>& bp) { bp.accumulate(0, T(2) * bp.grad().cwiseProduct(bp.input(0))); }, "sq");
 }
 
 /// J = sum(square_without_replay(x W)) with inputs {x, W}.
@@ -272,4 +278,72 @@ TEST_CASE("an op recorded without a replay: the finite differences record the wh
   const CheckReport r = check_gradient<double, float50>(NoReplayGraph{}, x, names);
   print(r);
   CHECK(r.passed());
+  // The per-node check cannot evaluate that node alone: it says so, and --strict makes it a failure.
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("not checked: sq (SquareNoReplay) has no replay") != std::string::npos);
+  CheckOptions strict;
+  strict.strict = true;
+  const CheckReport s = check_gradient<double, float50>(NoReplayGraph{}, x, names, strict);
+  CHECK_FALSE(s.passed());
+  CHECK(count_failed(s, "per-node VJP") == 1);
+}
+
+/// x -> x + c where c changes at every call: its replay does not reproduce the recorded value.
+struct DriftingOp {
+  static constexpr OpInfo info{.name = "drifting", .node = "Drifting", .formula = "x + (a counter)"};
+  static inline int calls = 0;
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    const T c = T(++calls);
+    return common_tape(info, in).template record<DriftingOp>(
+        in, Matrix<T>(in[0].value().array() + c), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad()); },
+        std::move(label));
+  }
+};
+
+TEST_CASE("a node whose replay does not reproduce its recorded value is reported, not checked against it") {
+  Tape<double> tape;
+  Tape<float50> reference;
+  const Matrix<double> x = Matrix<double>::Constant(2, 2, 0.5);
+  const auto a = tape.input(x, "x");
+  const auto ar = reference.input(convert<float50>(x), "x");
+  DriftingOp::apply<double>(operands(a), {}, "drift");
+  DriftingOp::apply<float50>(operands(ar), {}, "drift");
+  const CheckReport r = node_check(tape, reference, 1, fd_threshold<double, float50>());
+  print(r);
+  REQUIRE(r.checks.size() == 1);
+  CHECK_FALSE(r.checks[0].passed);
+  CHECK(r.checks[0].node == 1);
+  CHECK(r.checks[0].node_name == "drift");
+  CHECK(r.checks[0].note.find("does not reproduce the recorded value bit for bit") != std::string::npos);
+}
+
+/// J = sum(log(x)) with inputs {x}.
+struct LogGraph {
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const { return sum(log(in[0]), "J"); }
+};
+
+TEST_CASE("a finite-difference point outside an op's domain is a failed check with a note, not an aborted check") {
+  // x = 1e-12 > 0, but the 50-digit sixth-order stencil steps about 1e-7 each way: some points have x < 0.
+  Matrix<double> x(1, 2);
+  x << 0.5, 1e-12;
+  const CheckReport r = check_gradient<double, float50>(LogGraph{}, {x}, {"x"});
+  print(r);
+  CHECK_FALSE(r.passed());
+  bool noted = false;
+  for (const CheckResult& c : r.checks)
+    if (c.kind == CheckKind::tape_vs_finite_differences) {
+      CHECK_FALSE(c.passed);
+      noted = c.note.find("fell outside an op's domain") != std::string::npos;
+    }
+  CHECK(noted);
+}
+
+TEST_CASE("every CheckKind has an id and a name, and check_kinds lists each once") {
+  std::size_t n = 0;
+  for (int k = 0; std::string(kind_id(static_cast<CheckKind>(k))) != "?"; ++k, ++n) {
+    const auto kind = static_cast<CheckKind>(k);
+    CHECK(std::count(std::begin(check_kinds), std::end(check_kinds), kind) == 1);
+    CHECK(kind_name(kind, "other") != "?");
+  }
+  CHECK(n == std::size(check_kinds));
 }

@@ -109,3 +109,30 @@ TEST_CASE("convert into MPFR makes every entry at the current default precision,
   }
   CHECK(mpfr_real::default_precision() == 120);
 }
+
+TEST_CASE("a check on 2 threads at 60 and at 200 reference digits, in one process, gives the 1-thread results") {
+  const AttentionInputs<double> in = random_attention<double>(12, 3, 3, 2, 2);
+  MESSAGE("seed 12");
+  const std::vector<Matrix<double>> x{in.X, in.Wq, in.Wk, in.Wv, in.G};
+  const std::vector<std::string> names{"X", "Wq", "Wk", "Wv", "G"};
+  for (const unsigned digits : {60u, 200u, 60u}) {
+    CheckOptions opt;
+    opt.reference_digits = digits;
+    opt.threads = 1;
+    const CheckReport one = check_gradient<double, mpfr_real>(FullAttentionGraph{}, x, names, opt);
+    opt.threads = 2;
+    const CheckReport two = check_gradient<double, mpfr_real>(FullAttentionGraph{}, x, names, opt);
+    REQUIRE(one.checks.size() == two.checks.size());
+    CHECK(one.passed());
+    std::size_t at_digits = 0; // the checks against the reference (the others are in the engine's precision)
+    for (std::size_t c = 0; c < one.checks.size(); ++c) {
+      at_digits += one.checks[c].reference_precision == std::to_string(digits);
+      CHECK(one.checks[c].reference_precision == two.checks[c].reference_precision);
+      CHECK(one.checks[c].numeric == two.checks[c].numeric); // every digit of the reference
+      CHECK(one.checks[c].max_abs_error == two.checks[c].max_abs_error);
+    }
+    CHECK(at_digits >= 20);
+    MESSAGE(digits << " digits: " << one.checks.size() << " checks (" << at_digits
+                   << " against the reference), 1 and 2 threads agree to every digit printed");
+  }
+}

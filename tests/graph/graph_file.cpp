@@ -4,6 +4,9 @@
 
 #include <tapegrad/graph/graph_build.hpp>
 
+#include <fstream>
+#include <set>
+
 using namespace tapegrad;
 
 namespace {
@@ -85,7 +88,7 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
       {"log of a non-positive entry",
        graph(R"({"X": [[1, "0.5"], ["-0.25", 2]]})",
              R"([{"name": "L", "op": "log", "args": ["X"]}, {"name": "J", "op": "sum", "args": ["L"]}])"),
-       "bad.json: node 'L' (log): entry (1, 0) of 'X' is -0.25; log needs entries > 0"},
+       "bad.json: node 'L' (log): log(X) for 'L': entry (1, 0) of X is -0.25; log needs entries > 0"},
       {"output undefined", graph(X, "[]", "Z"), "bad.json: output: 'Z' is not an input or a node"},
       {"slice without count", graph(X, R"([{"name": "J", "op": "slice_rows", "args": ["X"], "begin": 0}])"),
        "bad.json: node 'J' (slice_rows): needs \"count\""},
@@ -99,12 +102,12 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
        "bad.json: node 'J' (concat_cols): concat_cols(X, Y): X is 2x2 but Y is 1x1; every operand needs the same "
        "number of rows"},
       {"padding flags not 0 or 1", graph(X, R"([{"name": "J", "op": "padding_mask", "args": ["X"], "keys": [1, 2]}])"),
-       "bad.json: node 'J' (padding_mask): \"keys\" entries must be 1 (a real key) or 0 (padding), not 2"},
+       "bad.json: node 'J' (padding_mask): \"keys\" entries must be 1 or 0, not 2"},
       {"padding flags of the wrong length",
        graph(X, R"([{"name": "J", "op": "padding_mask", "args": ["X"], "keys": [1, 0, 1]}])"),
        "bad.json: node 'J' (padding_mask): padding_mask(X): X is 2x2 but the key mask has 3 flags"},
       {"negative target", graph(X, R"([{"name": "J", "op": "cross_entropy", "args": ["X"], "targets": [0, -1]}])"),
-       "bad.json: node 'J' (cross_entropy): \"targets\" entries are class indices >= 0, not -1"},
+       "bad.json: node 'J' (cross_entropy): \"targets\" entries are indices >= 0, not -1"},
       {"target out of range", graph(X, R"([{"name": "J", "op": "cross_entropy", "args": ["X"], "targets": [0, 2]}])"),
        "bad.json: node 'J' (cross_entropy): cross_entropy(X): target 1 is 2 but X is 2x2"},
       {"targets not integers",
@@ -192,4 +195,43 @@ TEST_CASE_TEMPLATE("the same graph from a file and from C++ is bit-identical", T
 TEST_CASE("the same graph from a file and from C++ is bit-identical in MPFR at 300 digits") {
   MpfrDigits digits(300);
   same_bits_from_file_and_cpp<mpfr_real>();
+}
+
+TEST_CASE("the fuzz dictionary holds every op name and every parameter key of the op list") {
+  std::ifstream in(TAPEGRAD_SOURCE_DIR "/tests/fuzz/graph_file.dict");
+  REQUIRE(in);
+  std::set<std::string> words;
+  for (std::string line; std::getline(in, line);)
+    words.insert(line);
+  std::size_t checked = 0;
+  for (const OpInfo* op : BuiltinOps::infos) {
+    CHECK_MESSAGE(words.count("\"\\\"" + std::string(op->name) + "\\\"\""), "op " << op->name);
+    for (const ParamSpec& p : op->params)
+      if (p.in_files) {
+        CHECK_MESSAGE(words.count("\"\\\"" + std::string(p.name) + "\\\"\""), "parameter " << p.name);
+        ++checked;
+      }
+    ++checked;
+  }
+  MESSAGE(checked << " op names and parameter keys found in tests/fuzz/graph_file.dict");
+}
+
+TEST_CASE("dropout in a graph file: p and seed, the same pattern as dropout_mask draws, refused without them") {
+  const std::string text = graph(R"({"X": [[1, 2, 3, 4], [5, 6, 7, 8]]})",
+                                 R"([{"name": "D", "op": "dropout", "args": ["X"], "p": "0.5", "seed": 3},
+                                     {"name": "J", "op": "sum", "args": ["D"]}])");
+  const FileGraph<double> g(parse_graph(text, "dropout.json"));
+  Tape<double> tape;
+  std::vector<Var<double>> in{tape.input(g.inputs()[0], "X")};
+  const std::vector<Var<double>> all = g.record(tape, in);
+  const DropoutMask mask = dropout_mask(2, 4, 0.5, 3);
+  for (Eigen::Index i = 0; i < 2; ++i)
+    for (Eigen::Index j = 0; j < 4; ++j)
+      CHECK(all[1].value()(i, j) == (mask.keep(i, j) ? 2 * g.inputs()[0](i, j) : 0.0));
+  CHECK(error_of(graph(X, R"([{"name": "J", "op": "dropout", "args": ["X"], "p": 0.5}])")) ==
+        "bad.json: node 'J' (dropout): needs \"seed\"");
+  CHECK(error_of(graph(X, R"([{"name": "J", "op": "dropout", "args": ["X"], "p": 1, "seed": 0}])"))
+            .rfind("bad.json: node 'J' (dropout): dropout(X): p = 1; it must be in [0, 1)", 0) == 0);
+  CHECK(error_of(graph(X, R"([{"name": "J", "op": "softmax", "args": ["X"], "strict": 1}])")) ==
+        "bad.json: node 0: unknown key 'strict'"); // a C++-only option is not a file key
 }

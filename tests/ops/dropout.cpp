@@ -6,9 +6,8 @@ TEST_CASE_TEMPLATE("dropout: kept entries scaled by 1/(1-p), dropped ones 0, the
                    TAPEGRAD_TEST_TYPES) {
   test::RandomMatrices random(53);
   const Matrix<T> a = random.make<T>(4, 6);
-  std::mt19937_64 rng(59);
   MESSAGE("dropout pattern seed 59");
-  const DropoutMask mask = dropout_mask(4, 6, 0.25, rng);
+  const DropoutMask mask = dropout_mask(4, 6, 0.25, 59);
   Tape<T> tape;
   auto x = tape.input(a, "A");
   auto y = dropout(x, mask, "Ad");
@@ -20,14 +19,31 @@ TEST_CASE_TEMPLATE("dropout: kept entries scaled by 1/(1-p), dropped ones 0, the
 }
 
 TEST_CASE("dropout_mask: the same seed gives the same pattern; the kept fraction is near 1 - p") {
-  std::mt19937_64 a(61), b(61);
   MESSAGE("seed 61");
-  const DropoutMask m1 = dropout_mask(100, 100, 0.3, a), m2 = dropout_mask(100, 100, 0.3, b);
+  const DropoutMask m1 = dropout_mask(100, 100, 0.3, 61), m2 = dropout_mask(100, 100, 0.3, 61);
   CHECK(m1.keep == m2.keep);
   const double kept = static_cast<double>(m1.keep.count()) / 10000;
   // binomial: sd = sqrt(0.21 / 10000) = 0.0046; 5 sd
   CHECK(kept > 0.7 - 0.023);
   CHECK(kept < 0.7 + 0.023);
-  CHECK_THROWS_AS(dropout_mask(2, 2, 1.0, a), UsageError);
-  CHECK_THROWS_AS(dropout_mask(2, 2, -0.5, a), UsageError);
+  CHECK(dropout_mask(100, 100, 0.3, 62).keep != m1.keep);
+  CHECK_THROWS_AS(dropout_mask(2, 2, 1.0, 61), UsageError);
+  CHECK_THROWS_AS(dropout_mask(2, 2, -0.5, 61), UsageError);
+}
+
+TEST_CASE("dropout from p and seed: a mask that is not that pattern is refused, and a node replays its pattern") {
+  Tape<double> tape;
+  const auto x = tape.input(Matrix<double>::Constant(3, 4, 1.0), "X");
+  DropoutMask mask = dropout_mask(3, 4, 0.5, 7);
+  const auto y = dropout(x, mask, "Y");
+  CHECK(y.value() == dropout(x, 0.5, 7).value());
+  // The node keeps p and seed; its replay on another tape draws the same pattern.
+  Tape<double> other;
+  const std::array<Var<double>, 1> in{other.input(Matrix<double>::Constant(3, 4, 1.0))};
+  CHECK(tape.replay(y.index(), in).value() == y.value());
+  CHECK(tape.node(y.index()).params.integer("seed") == 7);
+  mask.keep(0, 0) = !mask.keep(0, 0);
+  CHECK_THROWS_AS(dropout(x, mask), UsageError);
+  CHECK_THROWS_AS(dropout(x, 1.0, 7), UsageError);
+  CHECK_THROWS_AS(dropout(x, dropout_mask(2, 4, 0.5, 7)), ShapeError);
 }

@@ -9,7 +9,8 @@ TEST_CASE_TEMPLATE("matmul: value of a hand-computed 2x3 by 3x2 product", T, TAP
   auto b = tape.input(matrix<T>({{T(1), T(0)}, {T(0), T(1)}, {T(1), T(-1)}}), "b");
   auto c = matmul(a, b);
   CHECK(c.value() == matrix<T>({{T(4), T(-1)}, {T(10), T(-1)}}));
-  CHECK(tape.node(c.index()).op == "MatMul");
+  CHECK(tape.node(c.index()).op == &MatMulOp::info);
+  CHECK(tape.node(c.index()).op->node == "MatMul");
 }
 
 TEST_CASE_TEMPLATE("matmul: gradient against central differences on non-square inputs", T, TAPEGRAD_TEST_TYPES) {

@@ -1,0 +1,123 @@
+// `tapegrad ops`: every op graph files take, read from the op list (ops/ops.hpp) and each op's own
+// descriptor: its name, header, operands, parameters with their defaults, shapes and formula. Text for
+// people, JSON for programs, markdown for README's op table (a ctest keeps README equal to it).
+#include "commands.hpp"
+
+#include <tapegrad/ops/ops.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace tapegrad::app {
+namespace {
+
+std::string arity_text(const OpInfo& op) { return std::to_string(op.arity) + (op.variadic ? " or more" : ""); }
+
+/// The parameters graph files take (C++-only options are not shown).
+std::vector<const ParamSpec*> file_params(const OpInfo& op) {
+  std::vector<const ParamSpec*> out;
+  for (const ParamSpec& p : op.params)
+    if (p.in_files) out.push_back(&p);
+  return out;
+}
+
+std::string param_text(const ParamSpec& p) {
+  return std::string(p.name) + " (" + param_type_name(p.type) +
+         (p.required() ? ", required" : ", default " + std::string(p.default_value)) + ")";
+}
+
+/// The checker's flags, in words.
+std::vector<std::string> flags(const OpInfo& op) {
+  std::vector<std::string> out;
+  if (op.row_normaliser) out.emplace_back("row normaliser (saturation guard)");
+  if (op.kink) out.emplace_back("kink (kink guard)");
+  if (op.masks) out.emplace_back("masks (-inf on purpose)");
+  if (op.domain == Domain::positive) out.emplace_back("domain: entries > 0");
+  return out;
+}
+
+/// A parameter's default as JSON: a number or integer as such (its exact decimal text kept for numbers), null
+/// when the parameter is required.
+nlohmann::ordered_json default_json(const ParamSpec& p) {
+  if (p.required()) return nullptr;
+  const std::string text(p.default_value);
+  if (p.type == ParamType::integer) return std::stol(text);
+  return text; // a number's exact decimal, as a graph file may write it
+}
+
+std::string text() {
+  std::ostringstream out;
+  out << "tapegrad ops: the " << BuiltinOps::size << " ops of graph files (ops/ops.hpp lists them)\n";
+  for (const OpInfo* op : BuiltinOps::infos) {
+    out << "\n"
+        << op->name << "  (node " << op->node << ", ops/" << op->file << "; C++ " << op->call << ")\n"
+        << "  operands   " << arity_text(*op) << ": " << op->shapes << "\n"
+        << "  forward    " << op->formula << "\n";
+    for (const ParamSpec* p : file_params(*op))
+      out << "  parameter  " << param_text(*p) << ": " << p->doc << "\n";
+    for (const std::string& f : flags(*op))
+      out << "  checker    " << f << "\n";
+    if (!op->dual.empty()) out << "  Dual<T>    needs " << op->dual << "\n";
+  }
+  return out.str();
+}
+
+std::string json() {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const OpInfo* op : BuiltinOps::infos) {
+    nlohmann::ordered_json params = nlohmann::ordered_json::array();
+    for (const ParamSpec* p : file_params(*op))
+      params.push_back({{"name", p->name},
+                        {"type", param_type_name(p->type)},
+                        {"required", p->required()},
+                        {"default", default_json(*p)},
+                        {"doc", p->doc}});
+    ops.push_back({{"name", op->name},
+                   {"node", op->node},
+                   {"call", op->call},
+                   {"file", "ops/" + std::string(op->file)},
+                   {"arity", op->arity},
+                   {"variadic", op->variadic},
+                   {"parameters", params},
+                   {"formula", op->formula},
+                   {"shapes", op->shapes},
+                   {"row_normaliser", op->row_normaliser},
+                   {"kink", op->kink},
+                   {"masks", op->masks},
+                   {"domain", op->domain == Domain::positive ? "positive" : "any"},
+                   {"dual", op->dual}});
+  }
+  return nlohmann::ordered_json{{"ops", ops}}.dump(2) + "\n";
+}
+
+std::string markdown() {
+  std::ostringstream out;
+  out << "| op | C++ | operands | parameters | forward | header |\n|---|---|---|---|---|---|\n";
+  for (const OpInfo* op : BuiltinOps::infos) {
+    std::string params;
+    for (const ParamSpec* p : file_params(*op))
+      params += (params.empty() ? "" : "; ") + param_text(*p);
+    out << "| `" << op->name << "` | `" << op->call << "` | " << arity_text(*op) << ": `" << op->shapes << "` | "
+        << (params.empty() ? "none" : params) << " | `" << op->formula << "` | ops/" << op->file << " |\n";
+  }
+  return out.str();
+}
+
+} // namespace
+
+CLI::App* add_ops_command(CLI::App& cli, OpsCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand("ops", "List every op graph files take: name, operands, parameters with "
+                                            "their defaults, shapes, formula and header");
+  sub->add_option("--format", cmd.format, "text, json or markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->capture_default_str();
+  return sub;
+}
+
+int run_ops_command(const OpsCommand& cmd, std::ostream& out) {
+  out << (cmd.format == "json" ? json() : cmd.format == "markdown" ? markdown() : text());
+  return 0;
+}
+
+} // namespace tapegrad::app

@@ -1,0 +1,23 @@
+# ctest app/readme-ops-table: README's op table must be exactly what `tapegrad ops --format markdown` prints
+# (the op list is the one fact; README shows it). -DPROGRAM=<tapegrad> -DREADME=<README.md>
+execute_process(COMMAND ${PROGRAM} ops --format markdown OUTPUT_VARIABLE generated RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tapegrad ops --format markdown exited with ${rc}")
+endif()
+file(READ ${README} readme)
+set(begin "<!-- ops table: the output of `tapegrad ops --format markdown` -->\n")
+set(end "<!-- end of the ops table -->")
+string(FIND "${readme}" "${begin}" at)
+string(FIND "${readme}" "${end}" stop)
+if(at EQUAL -1 OR stop EQUAL -1)
+  message(FATAL_ERROR "README.md has no op table between the markers '${begin}' and '${end}'")
+endif()
+string(LENGTH "${begin}" skip)
+math(EXPR from "${at} + ${skip}")
+math(EXPR length "${stop} - ${from}")
+string(SUBSTRING "${readme}" ${from} ${length} table)
+if(NOT table STREQUAL generated)
+  message(FATAL_ERROR "README.md's op table differs from `tapegrad ops --format markdown`; put that output between "
+                      "the markers. README has:\n${table}\ntapegrad prints:\n${generated}")
+endif()
+message(STATUS "README's op table equals tapegrad ops --format markdown")

@@ -1,0 +1,166 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace tapegrad::app {
+namespace {
+
+/// A finite double as a JSON number; NaN and infinities (which JSON has not) as null.
+nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+double number_of(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+}
+
+CheckKind kind_from_id(const std::string& id, const std::string& where) {
+  for (CheckKind k : check_kinds)
+    if (id == kind_id(k)) return k;
+  throw UsageError(where + ": unknown kind of check '" + id + "'");
+}
+
+std::string shorten(const std::string& number, std::size_t digits) {
+  // Keeps the sign, `digits` significant characters and the exponent: enough for a person to compare.
+  const std::size_t e = number.find_first_of("eE");
+  const std::string mantissa = number.substr(0, e), exponent = e == std::string::npos ? "" : number.substr(e);
+  return mantissa.size() > digits + 2 ? mantissa.substr(0, digits + 2) + "..." + exponent : number;
+}
+
+void print_line(std::ostream& out, const CheckResult& c) {
+  out << "    " << (c.passed ? "pass" : "FAIL") << "  " << std::left << std::setw(40) << c.name << std::setw(16)
+      << c.input << " rel " << c.max_rel_error << (c.passed ? " <= " : " >  ") << c.threshold << "  (abs "
+      << c.max_abs_error << " at (" << c.worst_row << ", " << c.worst_col << "): reference " << shorten(c.numeric, 20)
+      << ", checked " << shorten(c.analytic, 20) << "; step " << c.step << (c.note.empty() ? "" : "; " + c.note)
+      << ")\n";
+}
+
+/// How far a check is from failing: its relative error over its threshold, as computed in its precision
+/// (NaN: the worst).
+double closeness(const CheckResult& c) {
+  return std::isnan(c.ratio) ? std::numeric_limits<double>::infinity() : c.ratio;
+}
+
+} // namespace
+
+nlohmann::json check_json(const CheckResult& c) {
+  return {{"graph", c.graph},
+          {"kind", kind_id(c.kind)},
+          {"other", c.other},
+          {"name", c.name},
+          {"input", c.input},
+          {"node", c.node},
+          {"node_name", c.node_name},
+          {"engine_precision", c.engine_precision},
+          {"reference_precision", c.reference_precision},
+          {"max_abs_error", c.max_abs_error},
+          {"max_rel_error", c.max_rel_error},
+          {"abs_error", number(c.abs_error)},
+          {"rel_error", number(c.rel_error)},
+          {"worst_index", {c.worst_row, c.worst_col}},
+          {"numeric", c.numeric},
+          {"analytic", c.analytic},
+          {"step", c.step},
+          {"threshold", c.threshold},
+          {"threshold_value", number(c.threshold_value)},
+          {"ratio", number(c.ratio)},
+          {"passed", c.passed},
+          {"note", c.note},
+          {"task", c.task}};
+}
+
+CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    CheckResult c;
+    c.graph = j.at("graph").get<std::string>();
+    c.kind = kind_from_id(j.at("kind").get<std::string>(), where);
+    c.other = j.at("other").get<std::string>();
+    c.name = j.at("name").get<std::string>();
+    c.input = j.at("input").get<std::string>();
+    c.node = j.at("node").get<long>();
+    c.node_name = j.at("node_name").get<std::string>();
+    c.engine_precision = j.at("engine_precision").get<std::string>();
+    c.reference_precision = j.at("reference_precision").get<std::string>();
+    c.max_abs_error = j.at("max_abs_error").get<std::string>();
+    c.max_rel_error = j.at("max_rel_error").get<std::string>();
+    c.abs_error = number_of(j.at("abs_error"));
+    c.rel_error = number_of(j.at("rel_error"));
+    c.worst_row = j.at("worst_index").at(0).get<long>();
+    c.worst_col = j.at("worst_index").at(1).get<long>();
+    c.numeric = j.at("numeric").get<std::string>();
+    c.analytic = j.at("analytic").get<std::string>();
+    c.step = j.at("step").get<std::string>();
+    c.threshold = j.at("threshold").get<std::string>();
+    c.threshold_value = number_of(j.at("threshold_value"));
+    c.ratio = number_of(j.at("ratio"));
+    c.passed = j.at("passed").get<bool>();
+    c.note = j.at("note").get<std::string>();
+    c.task = j.at("task").get<std::size_t>();
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(where + ": a check of the report is not as 'tapegrad check --format json' writes it (" +
+                     std::string(e.what()) + ")");
+  }
+}
+
+nlohmann::json report_json(const CheckReport& report, const Shard& shard) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const CheckResult& c : report.checks)
+    checks.push_back(check_json(c));
+  nlohmann::json doc{{"verdict", report.passed() ? "pass" : "fail"}, {"checks", checks}, {"warnings", report.warnings}};
+  if (shard.count > 1) {
+    doc["verdict"] = "partial";
+    doc["shard"] = {{"index", shard.index}, {"count", shard.count}, {"tasks", shard.next}};
+  }
+  return doc;
+}
+
+void print_report(std::ostream& out, const CheckReport& report, bool verbose) {
+  // Groups: (graph, engine) in order of appearance, and within each the kinds of check in order of appearance.
+  struct Group {
+    std::string name;
+    std::size_t ran = 0, failed = 0;
+    const CheckResult* worst = nullptr;
+    std::vector<const CheckResult*> checks;
+  };
+  struct Section {
+    std::string graph, engine;
+    std::vector<Group> groups;
+  };
+  std::vector<Section> sections;
+  std::size_t failed = 0;
+  for (const CheckResult& c : report.checks) {
+    if (sections.empty() || sections.back().graph != c.graph || sections.back().engine != c.engine_precision)
+      sections.push_back({c.graph, c.engine_precision, {}});
+    std::vector<Group>& groups = sections.back().groups;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.name == c.name; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{c.name, 0, 0, nullptr, {}});
+    ++g->ran;
+    g->failed += !c.passed;
+    if (!g->worst || closeness(c) > closeness(*g->worst)) g->worst = &c;
+    g->checks.push_back(&c);
+    failed += !c.passed;
+  }
+  for (const Section& s : sections) {
+    out << "\n== " << s.graph << " [engine " << s.engine << "] ==\n";
+    for (const Group& g : s.groups) {
+      const CheckResult& w = *g.worst;
+      out << "  " << std::left << std::setw(40) << g.name << std::right << std::setw(4) << g.ran
+          << (g.ran == 1 ? " check, " : " checks,") << std::left << " "
+          << (g.failed == 0 ? "all pass" : std::to_string(g.failed) + " FAILED") << "; worst rel " << w.max_rel_error
+          << (w.passed ? " <= " : " > ") << w.threshold << " (" << w.input << ")\n";
+      for (const CheckResult* c : g.checks)
+        if (verbose || !c->passed) print_line(out, *c);
+    }
+  }
+  if (!report.warnings.empty()) out << "\nwarnings:\n";
+  for (const std::string& w : report.warnings)
+    out << "  " << w << "\n";
+  if (!verbose) out << "\n(one line per kind of check and every failure in full; --verbose shows every check)";
+  out << "\nverdict: " << (report.passed() ? "PASS" : "FAIL") << " (" << report.checks.size() << " checks, " << failed
+      << " failed, " << report.warnings.size() << " warnings)\n";
+}
+
+} // namespace tapegrad::app
