@@ -4,9 +4,9 @@
 // Faults 8 and 9 are mistakes of the comparison or the model, shown as demonstrations.
 #include "commands.hpp"
 
-#include <tapegrad/graph/attention_check.hpp>
-#include <tapegrad/graph/chapter.hpp>
-#include <tapegrad/graph/faults.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
+#include <tapegrad/graph/verification/chapter.hpp>
+#include <tapegrad/graph/verification/faults.hpp>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>

@@ -138,8 +138,7 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_option("FILE", cmd.file, "A graph file (JSON) to check instead of the built-in attention cases");
   sub->add_option("--inputs", cmd.inputs, "With FILE: the inputs to check, comma separated (default: all)")
       ->delimiter(',');
-  sub->add_option("--precision", cmd.precision,
-                  "Engine precision: float, double, long-double, float128, 50, 100, or N digits (MPFR)");
+  sub->add_option("--precision", cmd.precision, "Engine precision: " + precision_spellings() + ", or N digits (MPFR)");
   sub->add_option("--reference-precision", cmd.reference,
                   "Reference precision in decimal digits (MPFR), at least the engine's; default max(50, 2 x engine)");
   sub->add_option("--seed", cmd.seed, "Seed of the random case and of every random direction")->capture_default_str();
@@ -213,7 +212,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
     unsigned reference = default_reference_digits(engine);
     if (!cmd.reference.empty()) {
       const Precision r = parse_precision("--reference-precision", cmd.reference);
-      if (r.kind != Precision::Kind::mpfr && r.kind != Precision::Kind::float50 && r.kind != Precision::Kind::float100)
+      if (!r.is_digits())
         throw UsageError("--reference-precision: give a number of decimal digits (the reference is MPFR), not '" +
                          cmd.reference + "'");
       if (r.digits < engine.digits)

@@ -2,8 +2,8 @@
 // What each subcommand does in the engine precision T. Defined in engine.tpp, compiled once per T in
 // engine_<type>.cpp; the subcommand files parse options, pick T at run time and print.
 #include <tapegrad/autodiff/check.hpp>
-#include <tapegrad/graph/attention_config.hpp>
-#include <tapegrad/graph/graph_file.hpp>
+#include <tapegrad/graph/models/attention_config.hpp>
+#include <tapegrad/graph/io/graph_file.hpp>
 
 #include <array>
 #include <cstdint>

@@ -3,9 +3,9 @@
 #include "engine.hpp"
 
 #include <tapegrad/autodiff/print.hpp>
-#include <tapegrad/graph/attention_check.hpp>
-#include <tapegrad/graph/chapter.hpp>
-#include <tapegrad/graph/graph_build.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
+#include <tapegrad/graph/verification/chapter.hpp>
+#include <tapegrad/graph/io/graph_build.hpp>
 
 #include <nlohmann/json.hpp>
 

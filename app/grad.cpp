@@ -10,9 +10,7 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
   CLI::App* sub = cli.add_subcommand("grad", "Evaluate a graph file and print its value, every value and the "
                                              "gradient of its output w.r.t. every input");
   sub->add_option("FILE", cmd.file, "The graph file (JSON)")->required();
-  sub->add_option("--precision", cmd.precision,
-                  "float, double, long-double, float128, or a number of decimal digits (50, 100: cpp_bin_float; "
-                  "others: MPFR)")
+  sub->add_option("--precision", cmd.precision, precision_spellings() + ", or N decimal digits (MPFR)")
       ->capture_default_str();
   sub->add_option("--format", cmd.format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))

@@ -1,21 +1,24 @@
 #pragma once
-// Precision names on the command line -> scalar types: the one run-time dispatch of the program.
-//   float, double, long-double, float128, 50 (cpp_bin_float<50>), 100 (cpp_bin_float<100>), and any other
-//   number N: MPFR with N significant decimal digits.
+// Precision names on the command line -> scalar types: the one run-time dispatch of the program, read from
+// the scalar table (autodiff/scalar_types.hpp): each row's spelling (float, double, long-double, float128,
+// 50, 100), and any other number N of digits for MPFR.
 
 #include <tapegrad/autodiff/error.hpp>
 #include <tapegrad/autodiff/real.hpp>
 
-#include <optional>
+#include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
 namespace tapegrad::app {
 
 struct Precision {
-  enum class Kind { float_, double_, long_double, float128, float50, float100, mpfr } kind;
-  unsigned digits; ///< significant decimal digits
-  std::string name;
+  std::size_t row = 0; ///< the scalar table's row
+  unsigned digits = 0; ///< significant decimal digits
+  std::string name;    ///< as given
+  /// A number of digits (50, 100, or MPFR's), as the reference precision must be.
+  bool is_digits() const;
 };
 
 /// Parses a precision name; throws UsageError naming the option and the accepted spellings.
@@ -25,26 +28,21 @@ Precision parse_precision(const std::string& option, const std::string& text);
 /// at least twice the engine's.
 unsigned default_reference_digits(const Precision& engine);
 
-/// Calls f(std::type_identity<T>{}) with the T that p names (MPFR's digits set for the call).
+/// Calls f(std::type_identity<T>{}) with the T of p's row (MPFR's digits set for the call).
 template <class F> auto with_precision(const Precision& p, F&& f) {
-  switch (p.kind) {
-  case Precision::Kind::float_:
-    return f(std::type_identity<float>{});
-  case Precision::Kind::double_:
-    return f(std::type_identity<double>{});
-  case Precision::Kind::long_double:
-    return f(std::type_identity<long double>{});
-  case Precision::Kind::float128:
-    return f(std::type_identity<float128>{});
-  case Precision::Kind::float50:
-    return f(std::type_identity<float50>{});
-  case Precision::Kind::float100:
-    return f(std::type_identity<float100>{});
-  case Precision::Kind::mpfr:
-    break;
+  std::size_t row = 0;
+#define TAPEGRAD_SCALAR(type, spelling, name)                                                                          \
+  if (p.row == row++) {                                                                                                \
+    if constexpr (runtime_precision<type>) {                                                                           \
+      MpfrDigits scope(p.digits);                                                                                      \
+      return f(std::type_identity<type>{});                                                                            \
+    } else {                                                                                                           \
+      return f(std::type_identity<type>{});                                                                            \
+    }                                                                                                                  \
   }
-  MpfrDigits scope(p.digits);
-  return f(std::type_identity<mpfr_real>{});
+#include <tapegrad/autodiff/scalar_types.hpp>
+#undef TAPEGRAD_SCALAR
+  throw std::logic_error("with_precision: row " + std::to_string(p.row) + " is not in the scalar table");
 }
 
 } // namespace tapegrad::app

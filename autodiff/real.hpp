@@ -18,6 +18,8 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace tapegrad {
 
@@ -108,24 +110,56 @@ template <Real T> int digits10() {
     return static_cast<int>(std::numeric_limits<T>::digits10);
 }
 
-/// A readable name of the scalar type, as used in reports.
+/// One row of the scalar table (autodiff/scalar_types.hpp): the `--precision` spelling (empty for MPFR, which
+/// any other number of digits selects) and the name reports use.
+struct ScalarType {
+  std::string_view spelling, name;
+};
+
+/// T's row of the table; {"", ""} for a type not in it (Dual<T>, a user's type).
+template <class T> constexpr ScalarType scalar_type() {
+#define TAPEGRAD_SCALAR(type, spelling, name)                                                                          \
+  if constexpr (std::is_same_v<T, type>)                                                                               \
+    return ScalarType{spelling, name};                                                                                 \
+  else
+#include "scalar_types.hpp"
+#undef TAPEGRAD_SCALAR
+  return ScalarType{"", ""};
+}
+
+/// Every row of the table, in its order.
+inline constexpr ScalarType scalar_types[] = {
+#define TAPEGRAD_SCALAR(type, spelling, name) ScalarType{spelling, name},
+#include "scalar_types.hpp"
+#undef TAPEGRAD_SCALAR
+};
+
+/// "float, double, long-double, float128, 50, 100": the fixed `--precision` spellings, for help and messages.
+inline std::string precision_spellings() {
+  std::string list;
+  for (const ScalarType& s : scalar_types)
+    if (!s.spelling.empty()) list += (list.empty() ? "" : ", ") + std::string(s.spelling);
+  return list;
+}
+
+/// A readable name of the scalar type, as used in reports: the table's, with MPFR's digits.
 template <Real T> std::string scalar_name() {
-  if constexpr (std::same_as<T, float>)
-    return "float";
-  else if constexpr (std::same_as<T, double>)
-    return "double";
-  else if constexpr (std::same_as<T, long double>)
-    return "long double";
-  else if constexpr (std::same_as<T, float128>)
-    return "float128";
-  else if constexpr (std::same_as<T, float50>)
-    return "cpp_bin_float<50>";
-  else if constexpr (std::same_as<T, float100>)
-    return "cpp_bin_float<100>";
-  else if constexpr (std::same_as<T, mpfr_real>)
-    return "mpfr<" + std::to_string(digits10<T>()) + ">";
+  constexpr ScalarType row = scalar_type<T>();
+  if constexpr (runtime_precision<T> && std::same_as<T, mpfr_real>)
+    return std::string(row.name) + "<" + std::to_string(digits10<T>()) + ">";
+  else if constexpr (!row.name.empty())
+    return std::string(row.name);
   else
     return "scalar with " + std::to_string(digits10<T>()) + " digits";
+}
+
+/// The name `--precision` takes for T (the table's spelling), or MPFR's digits.
+template <Real T> std::string precision_name() {
+  constexpr ScalarType row = scalar_type<T>();
+  if constexpr (!row.spelling.empty())
+    return std::string(row.spelling);
+  else
+    return std::to_string(digits10<T>());
 }
 
 /// Significant decimal digits that identify every value of T (round trip): float 9, double 17, long double

@@ -1,7 +1,7 @@
 // The same attention (forward + gradient of J with respect to X, Wq, Wk, Wv; D = d = r = 64) on ADOL-C's
 // scalar tape: every multiply-add of every product is one taped operation. Built only when ADOL-C
 // (libadolc-dev) is found; bench/compare runs it beside ours.
-#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
 
 #include <adolc/adolc.h>
 #include <benchmark/benchmark.h>

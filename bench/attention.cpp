@@ -2,8 +2,8 @@
 // code (bench/hand_attention.hpp), at T = 2, 16, 64, 512, 1024.
 #include "hand_attention.hpp"
 
-#include <tapegrad/graph/attention.hpp>
-#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/models/attention.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -1,7 +1,7 @@
 // The checker: attention (through X, Wq, Wk, Wv) checked against finite differences, every coordinate, on 1
 // and on 2 threads (double against 50 digits, 8 x 8 x 8 x 8: 256 coordinates), and the full three-way check
 // at 50 digits against 100 for T = D = d = r = 8 and 16.
-#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -4,9 +4,9 @@
 //   2. A softmax backward that keeps only the numerator path, dS = A * dA: rows of dS stop summing to 0.
 //   3. S = Q K instead of Q K^T: invisible on the diagonal example 1's forward, visible on an asymmetric one.
 #include <tapegrad/autodiff/print.hpp>
-#include <tapegrad/graph/attention_check.hpp>
-#include <tapegrad/graph/chapter.hpp>
-#include <tapegrad/graph/faults.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
+#include <tapegrad/graph/verification/chapter.hpp>
+#include <tapegrad/graph/verification/faults.hpp>
 
 #include <iostream>
 

@@ -1,5 +1,5 @@
 // A tiny model trained with checked gradients: one layer of causal multi-head attention with learnable
-// positions and an output projection learns to reverse a short sequence (graph/tiny_model.hpp).
+// positions and an output projection learns to reverse a short sequence (graph/models/tiny_model.hpp).
 //
 // Before training, the first step's gradients are verified with the checker: every coordinate of every
 // parameter against 50-digit finite differences, plus dual numbers and every node's VJP. Then Adam trains
@@ -8,7 +8,7 @@
 //
 //   05_tiny_training [--steps N] [--max-loss X] [--seed S] [--no-check]
 #include <tapegrad/autodiff/check.hpp>
-#include <tapegrad/graph/tiny_model.hpp>
+#include <tapegrad/graph/models/tiny_model.hpp>
 
 #include <chrono>
 #include <cstdlib>

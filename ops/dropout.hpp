@@ -12,7 +12,7 @@ using BoolMatrix = Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 
 /// Which entries dropout keeps, the drop probability p and the seed the pattern was drawn from. The pattern
 /// is a function of (shape, p, seed) alone, so the forward, the VJP, a replay, a graph file and any
-/// independent reference (graph/attention_by_hand.hpp) all see the same function in every precision.
+/// independent reference (graph/verification/attention_by_hand.hpp) all see the same function in every precision.
 struct DropoutMask {
   BoolMatrix keep;
   double p = 0;

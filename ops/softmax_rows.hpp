@@ -14,7 +14,7 @@ namespace tapegrad {
 /// Edge cases: -inf entries get weight exactly 0; a row that is entirely -inf (every key masked) gives a
 /// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
 /// NaN gives NaN. The VJP uses only the saved result, not s.
-/// The forward value alone (also used by graph/faults.hpp to build deliberately wrong variants).
+/// The forward value alone (also used by graph/verification/faults.hpp to build deliberately wrong variants).
 template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x) {
   assert(result.rows() == x.rows() && result.cols() == x.cols());
   const Eigen::Index n = x.cols();

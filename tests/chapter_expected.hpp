@@ -2,7 +2,7 @@
 // The chapter's worked examples, derived here from their definitions (REFERENCE.md) in T: rationals, ln 3
 // and sqrt 2 made in T. The tape's results are compared with these, never with printed decimals.
 
-#include <tapegrad/graph/chapter.hpp>
+#include <tapegrad/graph/verification/chapter.hpp>
 
 namespace tapegrad::test {
 

@@ -3,7 +3,7 @@
 // and says when a test point is saturated.
 #include "../support.hpp"
 
-#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
 
 using namespace tapegrad;
 using chapter::matrix;

@@ -4,8 +4,8 @@
 #include "../support.hpp"
 
 #include <tapegrad/autodiff/check.hpp>
-#include <tapegrad/graph/attention_check.hpp>
-#include <tapegrad/graph/graph_build.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
+#include <tapegrad/graph/io/graph_build.hpp>
 
 #include <atomic>
 #include <stdexcept>

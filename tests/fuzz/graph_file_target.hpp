@@ -3,8 +3,8 @@
 // `tapegrad grad` does. A user's mistake must end in a tapegrad::Error; anything else (another exception,
 // a crash, a sanitizer report, a hang) is a bug. Shared by the libFuzzer build (tests/fuzz/fuzz_graph_file.cpp)
 // and the corpus replay that every ctest run does (tests/fuzz/replay.cpp).
-#include <tapegrad/graph/graph_build.hpp>
-#include <tapegrad/graph/graph_file.hpp>
+#include <tapegrad/graph/io/graph_build.hpp>
+#include <tapegrad/graph/io/graph_file.hpp>
 
 #include <cstddef>
 #include <cstdint>

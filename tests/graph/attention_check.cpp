@@ -3,7 +3,7 @@
 // relative to the largest gradient entry, on the chapter's examples and seeded asymmetric cases.
 #include "../support.hpp"
 
-#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
 
 using namespace tapegrad;
 

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include <tapegrad/graph/attention_check.hpp>
-#include <tapegrad/graph/faults.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
+#include <tapegrad/graph/verification/faults.hpp>
 
 using namespace tapegrad;
 

@@ -2,7 +2,7 @@
 // and the same graph from a file and from C++ bit-identical in every precision.
 #include "../support.hpp"
 
-#include <tapegrad/graph/graph_build.hpp>
+#include <tapegrad/graph/io/graph_build.hpp>
 
 #include <fstream>
 #include <set>

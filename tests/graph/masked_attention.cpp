@@ -3,7 +3,7 @@
 // a higher precision. Thresholds come from check_gradient (fixed from the precisions before the run).
 #include "../support.hpp"
 
-#include <tapegrad/graph/attention_check.hpp>
+#include <tapegrad/graph/verification/attention_check.hpp>
 
 using namespace tapegrad;
 

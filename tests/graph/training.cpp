@@ -2,7 +2,7 @@
 // deterministically (the same seed gives bit-identical losses).
 #include "../support.hpp"
 
-#include <tapegrad/graph/tiny_model.hpp>
+#include <tapegrad/graph/models/tiny_model.hpp>
 
 using namespace tapegrad;
 

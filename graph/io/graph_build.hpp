@@ -5,8 +5,8 @@
 // reference precision or dual numbers, with its constants (scale factors, eps) rounded to T first and
 // then converted exactly, so every precision sees the same function.
 
-#include "../autodiff/dual.hpp"
-#include "../ops/ops.hpp"
+#include "../../autodiff/dual.hpp"
+#include "../../ops/ops.hpp"
 #include "graph_file.hpp"
 
 #include <cerrno>

@@ -3,7 +3,7 @@
 // A_j (delta_jk - A_k) is nearly zero, both sides of a difference quotient agree at ~0, and a wrong softmax
 // VJP there passes. This guard finds such rows on a recorded tape and says so.
 
-#include "../autodiff/tape.hpp"
+#include "../../autodiff/tape.hpp"
 
 #include <string>
 #include <vector>

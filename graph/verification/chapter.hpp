@@ -2,7 +2,7 @@
 // The chapter's worked inputs (../shared/REFERENCE.md), built in T: inexact numbers are made from their
 // definitions (ln 3, sqrt 2) in T, never from a double literal.
 
-#include "attention.hpp"
+#include "../models/attention.hpp"
 
 namespace tapegrad::chapter {
 

@@ -18,7 +18,7 @@
 //     O_h = Ad_h V_h
 //   C = [O_1 ... O_H],  O = C Wo                   Wo: r x Do
 
-#include "../ops/ops.hpp"
+#include "../../ops/ops.hpp"
 #include "attention_config.hpp"
 
 #include <string>

@@ -3,8 +3,8 @@
 // kept here, apart from ops/, so normal runs never pay for them; FaultyAttention records single-head
 // attention with one fault switched on. `tapegrad bugs` shows every check catching each one.
 
-#include "../ops/ops.hpp"
-#include "attention.hpp"
+#include "../../ops/ops.hpp"
+#include "../models/attention.hpp"
 
 #include <string>
 #include <vector>
@@ -30,7 +30,7 @@ constexpr OpInfo fault_op(std::string_view node, std::string_view formula, bool 
                           std::size_t arity = 1, std::span<const ParamSpec> params = {}) {
   return OpInfo{.name = "fault",
                 .node = node,
-                .file = "../graph/faults.hpp",
+                .file = "../graph/verification/faults.hpp",
                 .arity = arity,
                 .params = params,
                 .formula = formula,

@@ -3,8 +3,8 @@
 // dropout. Shared by the graph built from ops (attention.hpp) and the one written by hand
 // (attention_by_hand.hpp), so both compute the same function: the same mask, the same dropout pattern.
 
-#include "../ops/dropout.hpp"
-#include "../ops/softmax_rows.hpp"
+#include "../../ops/dropout.hpp"
+#include "../../ops/softmax_rows.hpp"
 
 #include <cstdint>
 #include <random>

@@ -8,7 +8,7 @@
 //   Q: m x d, K: n x d, V: n x r; head h uses columns [h d/H, (h+1) d/H) of Q and K, [h r/H, (h+1) r/H) of V.
 //   Wo: r x Do (optional; without it O = C), G: m x Do (or m x r).
 
-#include "attention_config.hpp"
+#include "../models/attention_config.hpp"
 
 #include <vector>
 

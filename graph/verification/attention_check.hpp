@@ -6,8 +6,8 @@
 // The two are different functions and are never compared with each other: a local dQ is checked only
 // against differences of the local graph.
 
-#include "../autodiff/check.hpp"
-#include "attention.hpp"
+#include "../../autodiff/check.hpp"
+#include "../models/attention.hpp"
 #include "attention_by_hand.hpp"
 #include "saturation.hpp"
 

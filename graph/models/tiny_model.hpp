@@ -11,7 +11,7 @@
 // the loss counts the rows h-1 .. 2h-2, whose next token is the reverse of the first half. The causal mask
 // lets row p see a_(2h-2-p), which it must find by position alone.
 
-#include "../optim/optimizers.hpp"
+#include "../../optim/optimizers.hpp"
 #include "attention.hpp"
 
 #include <cstdint>

@@ -1,0 +1,13 @@
+// The scalar types tapegrad's program is compiled for: ONE table, read by the C++ code (autodiff/real.hpp
+// includes it with TAPEGRAD_SCALAR defined, for precision names, report names and the CLI's dispatch in
+// app/precision.hpp) and by CMake (app/CMakeLists.txt reads these lines to compile the engine work once per
+// type). Each line: the C++ type, the `--precision` spelling, the name reports and messages use. The last
+// type (MPFR) has no spelling of its own: any other number of digits selects it, and its names carry the
+// digits. No include guard: it is included once per use, with TAPEGRAD_SCALAR defined differently.
+TAPEGRAD_SCALAR(float, "float", "float")
+TAPEGRAD_SCALAR(double, "double", "double")
+TAPEGRAD_SCALAR(long double, "long-double", "long double")
+TAPEGRAD_SCALAR(tapegrad::float128, "float128", "float128")
+TAPEGRAD_SCALAR(tapegrad::float50, "50", "cpp_bin_float<50>")
+TAPEGRAD_SCALAR(tapegrad::float100, "100", "cpp_bin_float<100>")
+TAPEGRAD_SCALAR(tapegrad::mpfr_real, "", "mpfr")
