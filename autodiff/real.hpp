@@ -15,6 +15,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -134,6 +135,20 @@ inline constexpr ScalarType scalar_types[] = {
 #undef TAPEGRAD_SCALAR
 };
 
+/// The table's rules, checked where it is read: spellings unique, and exactly one row without a spelling (MPFR,
+/// which any other number of digits selects).
+constexpr bool scalar_table_is_well_formed() {
+  int unspelled = 0;
+  for (std::size_t i = 0; i < std::size(scalar_types); ++i) {
+    unspelled += scalar_types[i].spelling.empty();
+    for (std::size_t j = 0; j < i; ++j)
+      if (!scalar_types[i].spelling.empty() && scalar_types[i].spelling == scalar_types[j].spelling) return false;
+  }
+  return unspelled == 1;
+}
+static_assert(scalar_table_is_well_formed(), "autodiff/scalar_types.hpp: spellings must be unique, one row unspelled");
+static_assert(scalar_type<mpfr_real>().spelling.empty(), "autodiff/scalar_types.hpp: MPFR is the unspelled row");
+
 /// "float, double, long-double, float128, 50, 100": the fixed `--precision` spellings, for help and messages.
 inline std::string precision_spellings() {
   std::string list;
@@ -145,7 +160,7 @@ inline std::string precision_spellings() {
 /// A readable name of the scalar type, as used in reports: the table's, with MPFR's digits.
 template <Real T> std::string scalar_name() {
   constexpr ScalarType row = scalar_type<T>();
-  if constexpr (runtime_precision<T> && std::same_as<T, mpfr_real>)
+  if constexpr (std::same_as<T, mpfr_real>)
     return std::string(row.name) + "<" + std::to_string(digits10<T>()) + ">";
   else if constexpr (!row.name.empty())
     return std::string(row.name);

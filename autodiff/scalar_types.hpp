@@ -3,7 +3,9 @@
 // app/precision.hpp) and by CMake (app/CMakeLists.txt reads these lines to compile the engine work once per
 // type). Each line: the C++ type, the `--precision` spelling, the name reports and messages use. The last
 // type (MPFR) has no spelling of its own: any other number of digits selects it, and its names carry the
-// digits. No include guard: it is included once per use, with TAPEGRAD_SCALAR defined differently.
+// digits. No include guard: it is included once per use, with TAPEGRAD_SCALAR defined differently. A row starts
+// at the line's first column and its type holds no comma (the macro and CMake split at the first one: give
+// such a type an alias, as float50 is).
 TAPEGRAD_SCALAR(float, "float", "float")
 TAPEGRAD_SCALAR(double, "double", "double")
 TAPEGRAD_SCALAR(long double, "long-double", "long double")

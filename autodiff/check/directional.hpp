@@ -1,6 +1,7 @@
 #pragma once
 // Directional finite differences: one random projection <grad, v> per direction (weaker, and labelled so).
 
+#include "input_differences.hpp"
 #include "options.hpp"
 #include "recording.hpp"
 #include "tolerances.hpp"

@@ -227,9 +227,11 @@ private:
       n.args.push_back(a.text);
     }
     const auto& specs = n.info->params;
-    for (const auto& [key, value] : extra)
+    for (const auto& given : extra) { // not a structured binding: clang 14 cannot capture one in a lambda
+      const std::string& key = given.first;
       if (std::none_of(specs.begin(), specs.end(), [&](const ParamSpec& p) { return p.in_files && p.name == key; }))
         fail(where, "has \"" + key + "\", which " + n.op + " does not take");
+    }
     for (const ParamSpec& p : specs) {
       const auto given = p.in_files ? extra.find(std::string(p.name)) : extra.end();
       if (given != extra.end()) {

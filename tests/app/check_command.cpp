@@ -1,6 +1,7 @@
 // `tapegrad check --format json` follows its contract: verdict, checks with every field, numbers as
 // decimal strings, precisions spelled as --precision takes them; and bad options are user errors.
 #include <commands.hpp>
+#include <precision.hpp>
 
 #include <tapegrad/autodiff/error.hpp>
 
@@ -179,4 +180,20 @@ TEST_CASE("merge: missing, repeated or mismatched shards and whole reports are u
   cmd.shard = "0/2";
   cmd.format = "text";
   CHECK_THROWS_AS(run_check_command(cmd, out), tapegrad::UsageError);
+}
+
+TEST_CASE("every spelling of the scalar table selects its own row, and a number of digits selects MPFR") {
+  std::size_t spelled = 0;
+  for (const tapegrad::ScalarType& s : tapegrad::scalar_types) {
+    if (s.spelling.empty()) continue;
+    const Precision p = parse_precision("--precision", std::string(s.spelling));
+    const std::string name = with_precision(p, [](auto t) { return tapegrad::precision_name<typename decltype(t)::type>(); });
+    CHECK(name == s.spelling);
+    ++spelled;
+  }
+  CHECK(spelled + 1 == std::size(tapegrad::scalar_types));
+  const Precision mpfr = parse_precision("--precision", "77");
+  CHECK(mpfr.digits == 77);
+  CHECK(with_precision(mpfr, [](auto t) { return tapegrad::scalar_name<typename decltype(t)::type>(); }) == "mpfr<77>");
+  CHECK_THROWS_AS(parse_precision("--precision", "quad"), tapegrad::UsageError);
 }
