@@ -7,7 +7,7 @@
 #include "tolerances.hpp"
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,8 +68,10 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
     }
     // The engine's VJP of this node alone, at the engine's own precision: when T is MPFR too, the reference's
     // digits are in effect here, and a replay made at them would not be the engine's op.
-    std::optional<MpfrDigits> engine_digits;
-    if constexpr (runtime_precision<T>) engine_digits.emplace(static_cast<unsigned>(node.value.data()[0].precision()));
+    // (a unique_ptr, not std::optional: GCC 12 at -O2 sees optional<MpfrDigits>'s payload as maybe uninitialized)
+    std::unique_ptr<MpfrDigits> engine_digits;
+    if constexpr (runtime_precision<T>)
+      engine_digits = std::make_unique<MpfrDigits>(static_cast<unsigned>(node.value.data()[0].precision()));
     const std::string engine_name = precision_name<T>();
     Matrix<T> W = random_like(std::vector<Matrix<T>>{node.value}, rng)[0];
     for (Eigen::Index e = 0; e < W.size(); ++e)

@@ -4,6 +4,8 @@
 
 #include <tapegrad/graph/io/graph_build.hpp>
 
+#include <source_dir.hpp>
+
 #include <fstream>
 #include <set>
 
@@ -11,7 +13,7 @@ using namespace tapegrad;
 
 namespace {
 
-const std::string example1_file = TAPEGRAD_SOURCE_DIR "/examples/graphs/example1.json";
+const std::string example1_file = std::string(tapegrad_source_dir) + "/examples/graphs/example1.json";
 
 /// Parses and records `text` in double: the first error's message, or "" when it is valid.
 std::string error_of(const std::string& text) {
@@ -198,7 +200,7 @@ TEST_CASE("the same graph from a file and from C++ is bit-identical in MPFR at 3
 }
 
 TEST_CASE("the fuzz dictionary holds every op name and every parameter key of the op list") {
-  std::ifstream in(TAPEGRAD_SOURCE_DIR "/tests/fuzz/graph_file.dict");
+  std::ifstream in(std::string(tapegrad_source_dir) + "/tests/fuzz/graph_file.dict");
   REQUIRE(in);
   std::set<std::string> words;
   for (std::string line; std::getline(in, line);)
