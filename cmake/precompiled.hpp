@@ -1,6 +1,8 @@
 // The third-party headers every tapegrad file includes, precompiled once per build (CMakeLists.txt,
-// TAPEGRAD_PCH) and reused by every target of ours: parsing them took about 8 s in each of the build's
-// 39 files. Our own headers stay out, so each file still includes what it uses; the order is real.hpp's.
+// TAPEGRAD_PCH) and reused by every target of ours: the compilations of a clean build summed 1839 s without
+// it and 1713 s with it. Our own headers stay out; the order is real.hpp's. Since this header comes first in
+// every file, a missing include would go unnoticed here: the sanitizer build (scripts/test --sanitize) builds
+// without it and catches that.
 #include <boost/math/special_functions/fpclassify.hpp>
 #include <boost/multiprecision/cpp_bin_float.hpp>
 #include <boost/multiprecision/cpp_int.hpp>
