@@ -3,6 +3,7 @@
 // operands' labels and their shapes: "matmul(Q, Kt): Q is 3x4 but Kt is 3x3; columns of the left must
 // equal rows of the right".
 
+#include "dual.hpp"
 #include "tape.hpp"
 
 #include <array>
@@ -11,6 +12,16 @@
 #include <string_view>
 
 namespace tapegrad {
+
+/// The explicit instantiation of an op's apply for engine type T and for Dual<T> (forward mode), for
+/// autodiff/instances.hpp: each op header ends with
+///   #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, MyOp, T)
+///   #include "../autodiff/instances.hpp"
+/// For that, apply is defined outside its struct: a member defined inside is inline, and GCC instantiates an
+/// inline function wherever it is called, extern or not.
+#define TAPEGRAD_OP_INSTANCE(prefix, Op, T)                                                                           \
+  prefix template Var<T> Op::apply<T>(std::span<const Var<T>>, const Params<T>&, std::string);                      \
+  prefix template Var<Dual<T>> Op::apply<Dual<T>>(std::span<const Var<Dual<T>>>, const Params<Dual<T>>&, std::string);
 
 /// Both operands are live Vars of one tape (else UsageError); returns that tape.
 template <Real T> Tape<T>& common_tape(std::string_view op, const Var<T>& a, const Var<T>& b) {

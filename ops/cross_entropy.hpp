@@ -38,38 +38,42 @@ struct CrossEntropyOp {
                          std::to_string(logits.cols() - 1));
     return {1, 1};
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    shape(in, p);
-    const std::vector<long>& targets = p.indices("targets");
-    const Matrix<T>& x = in[0].value();
-    using std::exp;
-    using std::log;
-    T total(0);
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      T mx = x(i, 0);
-      for (Eigen::Index k = 1; k < x.cols(); ++k)
-        if (x(i, k) > mx) mx = x(i, k);
-      T z(0);
-      for (Eigen::Index k = 0; k < x.cols(); ++k)
-        z += exp(x(i, k) - mx);
-      total += mx + log(z) - x(i, targets[static_cast<std::size_t>(i)]);
-    }
-    Matrix<T> result = tape.buffer(1, 1);
-    result(0, 0) = total / T(static_cast<long>(x.rows()));
-    return tape.template record<CrossEntropyOp>(
-        in, std::move(result),
-        [targets](Backprop<T>& bp) {
-          bp.accumulate_with(0, [&](Matrix<T>& d) {
-            softmax_rows_value(d, bp.input(0));
-            for (Eigen::Index i = 0; i < d.rows(); ++i)
-              d(i, targets[static_cast<std::size_t>(i)]) -= T(1);
-            d *= bp.grad()(0, 0) / T(static_cast<long>(d.rows()));
-          });
-        },
-        std::move(label), p);
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> CrossEntropyOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  shape(in, p);
+  const std::vector<long>& targets = p.indices("targets");
+  const Matrix<T>& x = in[0].value();
+  using std::exp;
+  using std::log;
+  T total(0);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    T mx = x(i, 0);
+    for (Eigen::Index k = 1; k < x.cols(); ++k)
+      if (x(i, k) > mx) mx = x(i, k);
+    T z(0);
+    for (Eigen::Index k = 0; k < x.cols(); ++k)
+      z += exp(x(i, k) - mx);
+    total += mx + log(z) - x(i, targets[static_cast<std::size_t>(i)]);
+  }
+  Matrix<T> result = tape.buffer(1, 1);
+  result(0, 0) = total / T(static_cast<long>(x.rows()));
+  return tape.template record<CrossEntropyOp>(
+      in, std::move(result),
+      [targets](Backprop<T>& bp) {
+        bp.accumulate_with(0, [&](Matrix<T>& d) {
+          softmax_rows_value(d, bp.input(0));
+          for (Eigen::Index i = 0; i < d.rows(); ++i)
+            d(i, targets[static_cast<std::size_t>(i)]) -= T(1);
+          d *= bp.grad()(0, 0) / T(static_cast<long>(d.rows()));
+        });
+      },
+      std::move(label), p);
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, CrossEntropyOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> cross_entropy(const Var<T>& logits, const std::vector<long>& targets, std::string label = {}) {
   return CrossEntropyOp::apply<T>(operands(logits), Params<T>().set("targets", targets), std::move(label));

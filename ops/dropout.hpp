@@ -56,27 +56,31 @@ struct DropoutOp {
                        "; it must be >= 0");
     return same_shape_as_first(in);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const Var<T>& a = in[0];
-    shape(in, p);
-    const DropoutMask mask = dropout_mask(a.rows(), a.cols(), std::strtod(p.number_text("p").c_str(), nullptr),
-                                          static_cast<std::uint64_t>(p.integer("seed")));
-    // y = x / (1 - p) where kept, 0 where dropped: the forward map and, being linear, its own VJP.
-    const auto apply_mask = [keep = mask.keep, factor = T(T(1) / (T(1) - p.number("p")))](Matrix<T>& y,
-                                                                                          const Matrix<T>& x) {
-      for (Eigen::Index i = 0; i < x.rows(); ++i)
-        for (Eigen::Index j = 0; j < x.cols(); ++j)
-          y(i, j) = keep(i, j) ? T(x(i, j) * factor) : T(0);
-    };
-    Matrix<T> result = tape.buffer(a.rows(), a.cols());
-    apply_mask(result, a.value());
-    return tape.template record<DropoutOp>(
-        in, std::move(result),
-        [apply_mask](Backprop<T>& bp) { bp.accumulate_with(0, [&](Matrix<T>& da) { apply_mask(da, bp.grad()); }); },
-        std::move(label), p);
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> DropoutOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Var<T>& a = in[0];
+  shape(in, p);
+  const DropoutMask mask = dropout_mask(a.rows(), a.cols(), std::strtod(p.number_text("p").c_str(), nullptr),
+                                        static_cast<std::uint64_t>(p.integer("seed")));
+  // y = x / (1 - p) where kept, 0 where dropped: the forward map and, being linear, its own VJP.
+  const auto apply_mask = [keep = mask.keep, factor = T(T(1) / (T(1) - p.number("p")))](Matrix<T>& y,
+                                                                                        const Matrix<T>& x) {
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        y(i, j) = keep(i, j) ? T(x(i, j) * factor) : T(0);
+  };
+  Matrix<T> result = tape.buffer(a.rows(), a.cols());
+  apply_mask(result, a.value());
+  return tape.template record<DropoutOp>(
+      in, std::move(result),
+      [apply_mask](Backprop<T>& bp) { bp.accumulate_with(0, [&](Matrix<T>& da) { apply_mask(da, bp.grad()); }); },
+      std::move(label), p);
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, DropoutOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> dropout(const Var<T>& a, double p, std::uint64_t seed, std::string label = {}) {
   if (seed > static_cast<std::uint64_t>(std::numeric_limits<long>::max()))

@@ -20,26 +20,30 @@ struct LogOp {
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const Matrix<T>& x = in[0].value();
-    const T zero(0);
-    for (Eigen::Index i = 0; i < x.rows(); ++i)
-      for (Eigen::Index j = 0; j < x.cols(); ++j)
-        if (!(x(i, j) > zero))
-          throw DomainError("log(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry (" +
-                            std::to_string(i) + ", " + std::to_string(j) + ") of " + in[0].name() + " is " +
-                            to_string(x(i, j), 6) + "; log needs entries > 0");
-    Matrix<T> result = tape.buffer(x.rows(), x.cols());
-    result.noalias() = x.unaryExpr([](const T& v) -> T {
-      using std::log;
-      return log(v);
-    });
-    return tape.template record<LogOp>(
-        in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
-        std::move(label));
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label);
 };
+
+template <Real T> Var<T> LogOp::apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Matrix<T>& x = in[0].value();
+  const T zero(0);
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    for (Eigen::Index j = 0; j < x.cols(); ++j)
+      if (!(x(i, j) > zero))
+        throw DomainError("log(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry (" +
+                          std::to_string(i) + ", " + std::to_string(j) + ") of " + in[0].name() + " is " +
+                          to_string(x(i, j), 6) + "; log needs entries > 0");
+  Matrix<T> result = tape.buffer(x.rows(), x.cols());
+  result.noalias() = x.unaryExpr([](const T& v) -> T {
+    using std::log;
+    return log(v);
+  });
+  return tape.template record<LogOp>(
+      in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
+      std::move(label));
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, LogOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> log(const Var<T>& a, std::string label = {}) {
   return LogOp::apply<T>(operands(a), {}, std::move(label));

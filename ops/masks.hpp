@@ -55,12 +55,16 @@ struct CausalMaskOp {
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    const long offset = p.integer("offset");
-    return detail::masked<CausalMaskOp>(
-        in, [offset](Eigen::Index i, Eigen::Index j) { return j <= i + offset; }, p, std::move(label));
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> CausalMaskOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  const long offset = p.integer("offset");
+  return detail::masked<CausalMaskOp>(
+      in, [offset](Eigen::Index i, Eigen::Index j) { return j <= i + offset; }, p, std::move(label));
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, CausalMaskOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> causal_mask(const Var<T>& a, long offset = 0, std::string label = {}) {
   return CausalMaskOp::apply<T>(operands(a), Params<T>().set("offset", offset), std::move(label));
@@ -89,14 +93,18 @@ struct PaddingMaskOp {
                        std::to_string(keys.size()) + " flags; it needs one per column (key)");
     return same_shape_as_first(in);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    shape(in, p);
-    const std::vector<bool>& keys = p.flags("keys");
-    return detail::masked<PaddingMaskOp>(
-        in, [keys](Eigen::Index, Eigen::Index j) { return bool(keys[static_cast<std::size_t>(j)]); }, p,
-        std::move(label));
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> PaddingMaskOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  shape(in, p);
+  const std::vector<bool>& keys = p.flags("keys");
+  return detail::masked<PaddingMaskOp>(
+      in, [keys](Eigen::Index, Eigen::Index j) { return bool(keys[static_cast<std::size_t>(j)]); }, p,
+      std::move(label));
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, PaddingMaskOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> padding_mask(const Var<T>& a, const std::vector<bool>& keys, std::string label = {}) {
   return PaddingMaskOp::apply<T>(operands(a), Params<T>().set("keys", keys), std::move(label));

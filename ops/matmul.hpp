@@ -84,29 +84,33 @@ struct MatMulOp {
       shape_mismatch("matmul", in[0], in[1], "columns of the left must equal rows of the right");
     return {in[0].rows(), in[1].cols()};
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const Shape s = shape(in, p);
-    tape.check_entries(s.rows, s.cols,
-                       [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
-    Matrix<T> result = tape.buffer(s.rows, s.cols);
-    product(result, in[0].value(), in[1].value());
-    return tape.template record<MatMulOp>(
-        in, std::move(result),
-        [](Backprop<T>& bp) {
-          if constexpr (std::is_floating_point_v<T>) { // Eigen evaluates into the adjoint (+= is gemm's beta = 1)
-            bp.accumulate(0, bp.grad() * bp.input(1).transpose());
-            bp.accumulate(1, bp.input(0).transpose() * bp.grad());
-          } else { // written straight into the adjoint when it is the first contribution: no product temporary
-            bp.accumulate_with(
-                0, [&](Matrix<T>& da) { product(da, bp.grad(), Transposed::no, bp.input(1), Transposed::yes); });
-            bp.accumulate_with(
-                1, [&](Matrix<T>& db) { product(db, bp.input(0), Transposed::yes, bp.grad(), Transposed::no); });
-          }
-        },
-        std::move(label));
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Shape s = shape(in, p);
+  tape.check_entries(s.rows, s.cols,
+                     [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
+  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  product(result, in[0].value(), in[1].value());
+  return tape.template record<MatMulOp>(
+      in, std::move(result),
+      [](Backprop<T>& bp) {
+        if constexpr (std::is_floating_point_v<T>) { // Eigen evaluates into the adjoint (+= is gemm's beta = 1)
+          bp.accumulate(0, bp.grad() * bp.input(1).transpose());
+          bp.accumulate(1, bp.input(0).transpose() * bp.grad());
+        } else { // written straight into the adjoint when it is the first contribution: no product temporary
+          bp.accumulate_with(
+              0, [&](Matrix<T>& da) { product(da, bp.grad(), Transposed::no, bp.input(1), Transposed::yes); });
+          bp.accumulate_with(
+              1, [&](Matrix<T>& db) { product(db, bp.input(0), Transposed::yes, bp.grad(), Transposed::no); });
+        }
+      },
+      std::move(label));
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, MatMulOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> matmul(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   return MatMulOp::apply<T>(operands(a, b), {}, std::move(label));

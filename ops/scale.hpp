@@ -20,15 +20,19 @@ struct ScaleOp {
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const T& c = p.number("factor");
-    Matrix<T> result = tape.buffer(in[0].rows(), in[0].cols());
-    result.noalias() = c * in[0].value();
-    return tape.template record<ScaleOp>(
-        in, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); }, std::move(label), p);
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> ScaleOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const T& c = p.number("factor");
+  Matrix<T> result = tape.buffer(in[0].rows(), in[0].cols());
+  result.noalias() = c * in[0].value();
+  return tape.template record<ScaleOp>(
+      in, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); }, std::move(label), p);
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, ScaleOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> scale(const Var<T>& a, const T& c, std::string label = {}) {
   return ScaleOp::apply<T>(operands(a), Params<T>().number("factor", c), std::move(label));

@@ -39,23 +39,27 @@ struct SliceRowsOp {
     detail::check_slice("slice_rows", in[0], p.integer("begin"), p.integer("count"), in[0].rows(), "rows");
     return {p.integer("count"), in[0].cols()};
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const Shape s = shape(in, p);
-    const long begin = p.integer("begin"), count = s.rows;
-    Matrix<T> result = tape.buffer(s.rows, s.cols);
-    result = in[0].value().middleRows(begin, count);
-    return tape.template record<SliceRowsOp>(
-        in, std::move(result),
-        [begin, count](Backprop<T>& bp) {
-          bp.accumulate_with(0, [&](Matrix<T>& da) {
-            da.setZero();
-            da.middleRows(begin, count) = bp.grad();
-          });
-        },
-        std::move(label), p);
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> SliceRowsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Shape s = shape(in, p);
+  const long begin = p.integer("begin"), count = s.rows;
+  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  result = in[0].value().middleRows(begin, count);
+  return tape.template record<SliceRowsOp>(
+      in, std::move(result),
+      [begin, count](Backprop<T>& bp) {
+        bp.accumulate_with(0, [&](Matrix<T>& da) {
+          da.setZero();
+          da.middleRows(begin, count) = bp.grad();
+        });
+      },
+      std::move(label), p);
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SliceRowsOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> slice_rows(const Var<T>& a, long begin, long count, std::string label = {}) {
   return SliceRowsOp::apply<T>(operands(a), Params<T>().set("begin", begin).set("count", count), std::move(label));
@@ -76,23 +80,27 @@ struct SliceColsOp {
     detail::check_slice("slice_cols", in[0], p.integer("begin"), p.integer("count"), in[0].cols(), "columns");
     return {in[0].rows(), p.integer("count")};
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const Shape s = shape(in, p);
-    const long begin = p.integer("begin"), count = s.cols;
-    Matrix<T> result = tape.buffer(s.rows, s.cols);
-    result = in[0].value().middleCols(begin, count);
-    return tape.template record<SliceColsOp>(
-        in, std::move(result),
-        [begin, count](Backprop<T>& bp) {
-          bp.accumulate_with(0, [&](Matrix<T>& da) {
-            da.setZero();
-            da.middleCols(begin, count) = bp.grad();
-          });
-        },
-        std::move(label), p);
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> SliceColsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Shape s = shape(in, p);
+  const long begin = p.integer("begin"), count = s.cols;
+  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  result = in[0].value().middleCols(begin, count);
+  return tape.template record<SliceColsOp>(
+      in, std::move(result),
+      [begin, count](Backprop<T>& bp) {
+        bp.accumulate_with(0, [&](Matrix<T>& da) {
+          da.setZero();
+          da.middleCols(begin, count) = bp.grad();
+        });
+      },
+      std::move(label), p);
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SliceColsOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> slice_cols(const Var<T>& a, long begin, long count, std::string label = {}) {
   return SliceColsOp::apply<T>(operands(a), Params<T>().set("begin", begin).set("count", count), std::move(label));
@@ -119,30 +127,34 @@ struct ConcatColsOp {
     }
     return {in[0].rows(), cols};
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    if (in.empty()) throw ShapeError("concat_cols(" + label + "): needs at least one operand");
-    Tape<T>& tape = common_tape(info, in);
-    const Shape s = shape(in, p);
-    tape.check_entries(s.rows, s.cols, [&] { return "concat_cols(" + in[0].name() + ", ...): the result"; });
-    Matrix<T> result = tape.buffer(s.rows, s.cols);
-    Eigen::Index at = 0;
-    for (const Var<T>& v : in) {
-      result.middleCols(at, v.cols()) = v.value();
-      at += v.cols();
-    }
-    return tape.template record<ConcatColsOp>(
-        in, std::move(result),
-        [n = in.size()](Backprop<T>& bp) {
-          Eigen::Index at = 0;
-          for (std::size_t k = 0; k < n; ++k) {
-            const Eigen::Index c = bp.input(k).cols();
-            bp.accumulate(k, bp.grad().middleCols(at, c));
-            at += c;
-          }
-        },
-        std::move(label));
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> ConcatColsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  if (in.empty()) throw ShapeError("concat_cols(" + label + "): needs at least one operand");
+  Tape<T>& tape = common_tape(info, in);
+  const Shape s = shape(in, p);
+  tape.check_entries(s.rows, s.cols, [&] { return "concat_cols(" + in[0].name() + ", ...): the result"; });
+  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  Eigen::Index at = 0;
+  for (const Var<T>& v : in) {
+    result.middleCols(at, v.cols()) = v.value();
+    at += v.cols();
+  }
+  return tape.template record<ConcatColsOp>(
+      in, std::move(result),
+      [n = in.size()](Backprop<T>& bp) {
+        Eigen::Index at = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          const Eigen::Index c = bp.input(k).cols();
+          bp.accumulate(k, bp.grad().middleCols(at, c));
+          at += c;
+        }
+      },
+      std::move(label));
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, ConcatColsOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> concat_cols(std::span<const Var<T>> parts, std::string label = {}) {
   return ConcatColsOp::apply<T>(parts, {}, std::move(label));

@@ -99,30 +99,34 @@ struct SoftmaxRowsOp {
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    Tape<T>& tape = common_tape(info, in);
-    const Var<T>& s = in[0];
-    const Matrix<T>& x = s.value();
-    if (p.integer("strict") != 0)
-      for (Eigen::Index i = 0; i < x.rows(); ++i) {
-        bool all_masked = true;
-        for (Eigen::Index j = 0; j < x.cols(); ++j)
-          all_masked = all_masked && x(i, j) == -infinity<T>();
-        if (all_masked)
-          throw UsageError("softmax_rows(" + s.name() + "): row " + std::to_string(i) + " of " + s.name() + " (" +
-                           shape_string(x.rows(), x.cols()) +
-                           ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
-      }
-    Matrix<T> result = tape.buffer(x.rows(), x.cols());
-    softmax_rows_value(result, x);
-    return tape.template record<SoftmaxRowsOp>(
-        in, std::move(result),
-        [](Backprop<T>& bp) {
-          bp.accumulate_with(0, [&](Matrix<T>& ds) { softmax_rows_vjp(ds, bp.result(), bp.grad()); });
-        },
-        std::move(label), p);
-  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
+
+template <Real T> Var<T> SoftmaxRowsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Var<T>& s = in[0];
+  const Matrix<T>& x = s.value();
+  if (p.integer("strict") != 0)
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      bool all_masked = true;
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        all_masked = all_masked && x(i, j) == -infinity<T>();
+      if (all_masked)
+        throw UsageError("softmax_rows(" + s.name() + "): row " + std::to_string(i) + " of " + s.name() + " (" +
+                         shape_string(x.rows(), x.cols()) +
+                         ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
+    }
+  Matrix<T> result = tape.buffer(x.rows(), x.cols());
+  softmax_rows_value(result, x);
+  return tape.template record<SoftmaxRowsOp>(
+      in, std::move(result),
+      [](Backprop<T>& bp) {
+        bp.accumulate_with(0, [&](Matrix<T>& ds) { softmax_rows_vjp(ds, bp.result(), bp.grad()); });
+      },
+      std::move(label), p);
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SoftmaxRowsOp, T)
+#include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}, MaskedRows masked = MaskedRows::zero) {
   return SoftmaxRowsOp::apply<T>(operands(s), Params<T>().set("strict", long{masked == MaskedRows::error}),

@@ -3,6 +3,7 @@
 // self-consistency, dual numbers, every node's VJP, other gradients three ways).
 
 #include "../progress.hpp"
+#include "checked_graph.hpp"
 #include "directional.hpp"
 #include "dual_check.hpp"
 #include "input_differences.hpp"
@@ -10,8 +11,11 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <concepts>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tapegrad {
@@ -33,12 +37,11 @@ template <Real T> struct OtherGradient {
   std::vector<Matrix<T>> grads;
 };
 
-/// The whole check of one graph: engine T against finite differences in R (every coordinate, or
-/// directional), the reference's self-consistency, dual numbers, and every node's VJP. Each gradient in
-/// `others` is compared with the same reference and with the tape: a three-way agreement.
-template <Real T, Real R, class F>
-CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
-                           const CheckOptions& opt = {}, const std::vector<OtherGradient<T>>& others = {}) {
+/// check_gradient's work, on the graph held as a CheckedGraph: one instantiation per (T, R) whatever the graph.
+template <Real T, Real R>
+CheckReport check_graph(const CheckedGraph<T, R>& f, const std::vector<Matrix<T>>& inputs,
+                        const std::vector<std::string>& names, const CheckOptions& opt,
+                        const std::vector<OtherGradient<T>>& others) {
   CheckReport report;
   const EngineGradient<T> engine = engine_gradient(f, inputs, names, opt.tape_options);
   Tape<T> tape(opt.tape_options); // for the per-node check
@@ -103,5 +106,27 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
     report.checks[i].engine_precision = engine_name; // all part of this engine's run
   return report;
 }
+
+/// The whole check of one graph: engine T against finite differences in R (every coordinate, or
+/// directional), the reference's self-consistency, dual numbers, and every node's VJP. Each gradient in
+/// `others` is compared with the same reference and with the tape: a three-way agreement.
+template <Real T, Real R, class F>
+CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
+                           const CheckOptions& opt = {}, const std::vector<OtherGradient<T>>& others = {}) {
+  if constexpr (std::same_as<F, CheckedGraph<T, R>>)
+    return check_graph<T, R>(f, inputs, names, opt, others);
+  else
+    return check_graph<T, R>(CheckedGraph<T, R>(std::move(f)), inputs, names, opt, others);
+}
+
+/// The driver for engine T against the MPFR reference, the pair the program and the tests check with, compiled
+/// once per type in our own builds (autodiff/instances.hpp).
+#define TAPEGRAD_INSTANCE(prefix, T)                                                                                  \
+  prefix template CheckReport check_graph<T, mpfr_real>(                                                            \
+      const CheckedGraph<T, mpfr_real>&, const std::vector<Matrix<T>>&, const std::vector<std::string>&,            \
+      const CheckOptions&, const std::vector<OtherGradient<T>>&);                                                   \
+  prefix template CheckReport node_check<T, mpfr_real>(const Tape<T>&, const Tape<mpfr_real>&, std::uint64_t,       \
+                                                       const mpfr_real&, unsigned, const mpfr_real&, bool);
+#include "../instances.hpp"
 
 } // namespace tapegrad
