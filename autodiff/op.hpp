@@ -12,6 +12,8 @@
 //   template <Real T> static Var<T> apply(std::span<const Var<T>> operands, const Params<T>&, std::string label);
 //       records the op; the tape replays a node with it (the per-node check, finite differences)
 // and records its nodes with Tape<T>::record<Op>(...), which keeps &Op::info, the parameters and the replay.
+// A built-in op defines apply right after its struct and ends with its line for autodiff/instances.hpp
+// (TAPEGRAD_OP_INSTANCE in operands.hpp), so our own builds compile it once per engine type.
 
 #include "error.hpp"
 #include "real.hpp"

@@ -19,8 +19,8 @@ namespace tapegrad {
 ///   #include "../autodiff/instances.hpp"
 /// For that, apply is defined outside its struct: a member defined inside is inline, and GCC instantiates an
 /// inline function wherever it is called, extern or not.
-#define TAPEGRAD_OP_INSTANCE(prefix, Op, T)                                                                           \
-  prefix template Var<T> Op::apply<T>(std::span<const Var<T>>, const Params<T>&, std::string);                      \
+#define TAPEGRAD_OP_INSTANCE(prefix, Op, T)                                                                            \
+  prefix template Var<T> Op::apply<T>(std::span<const Var<T>>, const Params<T>&, std::string);                         \
   prefix template Var<Dual<T>> Op::apply<Dual<T>>(std::span<const Var<Dual<T>>>, const Params<Dual<T>>&, std::string);
 
 /// Both operands are live Vars of one tape (else UsageError); returns that tape.

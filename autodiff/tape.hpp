@@ -7,6 +7,7 @@
 // Tape::record<Op> with a VJP closure; a node points at its op's descriptor (autodiff/op.hpp) and keeps
 // its parameters, so it can be replayed and described without a word about which op it is.
 
+#include "dual.hpp"
 #include "error.hpp"
 #include "op.hpp"
 #include "real.hpp"
@@ -144,22 +145,13 @@ public:
   explicit Tape(TapeOptions options) : options_(options) {}
   Tape(const Tape&) = delete; // Vars point at their tape: it neither copies nor moves
   Tape& operator=(const Tape&) = delete;
+  ~Tape();
 
   /// A leaf: a value the graph reads and that gradients can be asked of. Copied into the tape (into the
   /// buffer this slot held before clear() when the shape matches).
-  Var<T> input(const Matrix<T>& value, std::string label = {}) {
-    check_input(value, label);
-    check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
-    Matrix<T> copy = buffer(value.rows(), value.cols());
-    copy = value;
-    return push_input(std::move(copy), std::move(label));
-  }
+  Var<T> input(const Matrix<T>& value, std::string label = {});
   /// The same, taking the matrix over without a copy.
-  Var<T> input(Matrix<T>&& value, std::string label = {}) {
-    check_input(value, label);
-    check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
-    return push_input(std::move(value), std::move(label));
-  }
+  Var<T> input(Matrix<T>&& value, std::string label = {});
 
   /// A matrix of rows x cols for the value of the next node to be recorded, contents unspecified: the buffer
   /// the node in that slot held before the last clear() when its shape matches, else a new one. So a tape
@@ -199,15 +191,7 @@ public:
 
   /// Node i's op applied again to `operands` (Vars of any tape of T) with node i's parameters; UsageError
   /// when its op has no replay. The per-node check and the finite differences evaluate nodes with it.
-  Var<T> replay(std::size_t i, std::span<const Var<T>> operands) const {
-    const Node& n = nodes_[i];
-    if (operands.size() != n.parents.size())
-      throw UsageError("replay: " + node_name(i) + " has " + std::to_string(n.parents.size()) + " operands, got " +
-                       std::to_string(operands.size()));
-    if (n.replay == nullptr)
-      throw UsageError("replay: " + node_name(i) + " (" + std::string(n.op->node) + ") cannot be replayed");
-    return n.replay(operands, n.params, {});
-  }
+  Var<T> replay(std::size_t i, std::span<const Var<T>> operands) const;
 
   /// Refuses (LimitError) a value of rows x cols beyond TapeOptions::max_entries; `what()` names it (called
   /// only then, so the message costs nothing on the way through).
@@ -221,70 +205,14 @@ public:
   const TapeOptions& options() const { return options_; }
 
   /// Reverse sweep from a 1 x 1 output, seeded with 1.
-  void backward(const Var<T>& out) {
-    check(out, "backward");
-    const Matrix<T>& v = nodes_[out.index_].value;
-    if (v.rows() != 1 || v.cols() != 1)
-      throw UsageError("backward(" + out.name() + "): output is " + shape_string(v.rows(), v.cols()) +
-                       ", not 1x1; pass a seed of that shape: backward(out, seed)");
-    backward(out, Matrix<T>::Constant(1, 1, T(1)));
-  }
+  void backward(const Var<T>& out);
 
   /// Reverse sweep from any output, seeded with d(objective)/d(out) = seed. Each call ADDS d/d(node) to
   /// every node's gradient; call zero_grad() between runs that should not add up.
-  void backward(const Var<T>& out, const Matrix<T>& seed) {
-    check(out, "backward");
-    const std::size_t top = out.index_;
-    const Matrix<T>& v = nodes_[top].value;
-    if (seed.rows() != v.rows() || seed.cols() != v.cols())
-      throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(v.rows(), v.cols()) +
-                       " but the seed is " + shape_string(seed.rows(), seed.cols()) + "; shapes must match");
-    if (swept_) {
-      const std::string message = "backward(" + out.name() +
-                                  "): the tape still holds gradients from an earlier backward and this one adds to "
-                                  "them (stale gradients); call zero_grad() first for fresh ones";
-      if (options_.stale_gradients_are_errors) throw UsageError(message);
-      spdlog::warn("tapegrad: {}", message);
-    }
-    swept_ = true;
-    for (std::size_t i = 0; i < size_; ++i) {
-      nodes_[i].contributions = 0;
-      nodes_[i].has_adjoint = false; // in case an earlier sweep stopped at a throwing VJP
-    }
-    nodes_[top].adjoint = seed;
-    nodes_[top].has_adjoint = true;
-    if (options_.detect_anomaly) check_gradient(top, top, true);
-    for (std::size_t i = top + 1; i-- > 0;) {
-      Node& n = nodes_[i];
-      if (!n.has_adjoint || !n.vjp) continue; // unreached, or an input
-      Backprop<T> bp(*this, i);
-      n.vjp(bp);
-      if (options_.detect_anomaly)
-        for (std::size_t p : n.parents)
-          check_gradient(i, p, false);
-    }
-    for (std::size_t i = 0; i <= top; ++i) {
-      Node& n = nodes_[i];
-      if (!n.has_adjoint) continue;
-      if (!n.has_grad)
-        n.grad.swap(n.adjoint); // the old grad buffer serves as the next sweep's adjoint
-      else
-        n.grad += n.adjoint;
-      n.has_grad = true;
-      n.has_adjoint = false;
-    }
-  }
+  void backward(const Var<T>& out, const Matrix<T>& seed);
 
   /// Gradient of any node, input or intermediate: zeros of its shape when no backward reached it.
-  const Matrix<T>& grad(const Var<T>& v) {
-    check(v, "grad");
-    Node& n = nodes_[v.index_];
-    if (!n.has_grad) {
-      n.grad.setZero(n.value.rows(), n.value.cols());
-      n.has_grad = true;
-    }
-    return n.grad;
-  }
+  const Matrix<T>& grad(const Var<T>& v);
 
   const Matrix<T>& value(const Var<T>& v) const {
     check(v, "value");
@@ -318,24 +246,9 @@ public:
   /// n nodes stay, values and Vars. Record the inputs once, then rewind(number of inputs) and record the
   /// graph again on each iteration: the inputs are not copied again, and the graph's buffers are reused as
   /// after clear().
-  void rewind(std::size_t n) {
-    if (n > size_)
-      throw UsageError("rewind(" + std::to_string(n) + "): the tape has only " + std::to_string(size_) + " nodes");
-    for (std::size_t i = 0; i < n; ++i) {
-      nodes_[i].has_grad = false;
-      nodes_[i].has_adjoint = false;
-    }
-    size_ = n;
-    swept_ = false;
-    ++generation_; // nodes recorded from now on; the n kept ones keep the generation their Vars hold
-  }
+  void rewind(std::size_t n);
   /// clear(), and frees every buffer the tape keeps.
-  void release() {
-    clear();
-    nodes_.clear();
-    nodes_.shrink_to_fit();
-    scratch_.resize(0, 0);
-  }
+  void release();
 
   /// What the tape holds: nodes, and bytes in values and in gradients (the scalars' own storage, including
   /// an MPFR number's limbs). VJPs read their operands from the parents' values, so nothing else is saved
@@ -343,17 +256,7 @@ public:
   struct Stats {
     std::size_t nodes = 0, value_bytes = 0, grad_bytes = 0;
   };
-  Stats stats() const {
-    Stats st;
-    st.nodes = size_;
-    for (std::size_t i = 0; i < size_; ++i) {
-      const Node& n = nodes_[i];
-      st.value_bytes += matrix_bytes(n.value);
-      if (n.has_grad) st.grad_bytes += matrix_bytes(n.grad);
-      if (n.has_adjoint) st.grad_bytes += matrix_bytes(n.adjoint);
-    }
-    return st;
-  }
+  Stats stats() const;
 
   std::size_t size() const { return size_; }
   /// Node i. The reference (and those value(), grad() and label() return) stays valid while more nodes
@@ -363,102 +266,34 @@ public:
     return nodes_[i];
   }
   /// The Var of node i of the current recording.
-  Var<T> var(std::size_t i) {
-    if (i >= size_)
-      throw UsageError("var(" + std::to_string(i) + "): the tape has " + std::to_string(size_) + " nodes");
-    return Var<T>(this, i, nodes_[i].generation);
-  }
+  Var<T> var(std::size_t i);
   /// The Var of the last node labelled `label` (UsageError when no node has that label).
-  Var<T> find(std::string_view label) {
-    for (std::size_t i = size_; i-- > 0;)
-      if (nodes_[i].label == label) return Var<T>(this, i, nodes_[i].generation);
-    throw UsageError("find(" + std::string(label) + "): no node of the tape is labelled '" + std::string(label) + "'");
-  }
+  Var<T> find(std::string_view label);
 
   /// The label of node i, or "node i (Op)" when it has none.
-  std::string node_name(std::size_t i) const {
-    const Node& n = nodes_[i];
-    return n.label.empty() ? "node " + std::to_string(i) + " (" + std::string(n.op->node) + ")" : n.label;
-  }
+  std::string node_name(std::size_t i) const;
 
 private:
   friend class Backprop<T>;
 
   /// "node 7 'S' (MatMul, 3x3)", or "node 7 (MatMul, 3x3)" without a label.
-  std::string node_summary(std::size_t i) const {
-    const Node& n = nodes_[i];
-    return "node " + std::to_string(i) + (n.label.empty() ? "" : " '" + n.label + "'") + " (" +
-           std::string(n.op->node) + ", " + shape_string(n.value.rows(), n.value.cols()) + ")";
-  }
+  std::string node_summary(std::size_t i) const;
   /// The first entry of m (row-major) that is NaN or infinite (-inf allowed when `minus_inf_ok`).
-  static std::optional<std::pair<Eigen::Index, Eigen::Index>> first_bad(const Matrix<T>& m, bool minus_inf_ok) {
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-      for (Eigen::Index j = 0; j < m.cols(); ++j) {
-        const T& x = m(i, j);
-        if (is_finite(x) || (minus_inf_ok && !is_nan(x) && x < T(0))) continue;
-        return std::pair{i, j};
-      }
-    return std::nullopt;
-  }
-  static std::string bad_kind(const T& x) { return is_nan(x) ? "NaN" : (x > T(0) ? "+inf" : "-inf"); }
+  static std::optional<std::pair<Eigen::Index, Eigen::Index>> first_bad(const Matrix<T>& m, bool minus_inf_ok);
+  static std::string bad_kind(const T& x);
 
-  void check_value(std::size_t i) const {
-    const Node& n = nodes_[i];
-    const auto bad = first_bad(n.value, n.op->masks);
-    if (!bad) return;
-    std::string parents;
-    for (std::size_t p : n.parents)
-      parents += (parents.empty() ? "" : ", ") + node_summary(p);
-    throw AnomalyError("anomaly: the value of " + node_summary(i) + " holds " +
-                       bad_kind(n.value(bad->first, bad->second)) + " at (" + std::to_string(bad->first) + ", " +
-                       std::to_string(bad->second) + "); its parents: " + (parents.empty() ? "none" : parents));
-  }
+  void check_value(std::size_t i) const;
   /// The adjoint of node p, just made by the VJP of node `by` (or the seed when `seed`).
-  void check_gradient(std::size_t by, std::size_t p, bool seed) const {
-    const Node& n = nodes_[p];
-    if (!n.has_adjoint) return;
-    const auto bad = first_bad(n.adjoint, false);
-    if (!bad) return;
-    const std::string where = " at (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) + ")";
-    const std::string kind = bad_kind(n.adjoint(bad->first, bad->second));
-    if (seed) throw AnomalyError("anomaly: the backward seed of " + node_summary(p) + " holds " + kind + where);
-    throw AnomalyError("anomaly: backward through " + node_summary(by) + " made the gradient of its parent " +
-                       node_summary(p) + " hold " + kind + where);
-  }
+  void check_gradient(std::size_t by, std::size_t p, bool seed) const;
 
   /// An input; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
-  Var<T> push_input(Matrix<T>&& value, std::string&& label) {
-    const Var<T> v = push(&input_op, {}, std::move(value), {}, nullptr, std::move(label));
-    nodes_[v.index_].params = {};
-    if (options_.detect_anomaly) check_value(v.index_);
-    return v;
-  }
+  Var<T> push_input(Matrix<T>&& value, std::string&& label);
 
-  static void check_input(const Matrix<T>& value, const std::string& label) {
-    if (value.size() == 0)
-      throw ShapeError("input(" + label + "): empty matrix (" + shape_string(value.rows(), value.cols()) +
-                       "); every value needs at least one entry");
-  }
+  static void check_input(const Matrix<T>& value, const std::string& label);
 
   /// Appends a node, in the slot (and the parents' and label's storage) an earlier recording left.
   Var<T> push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay replay,
-              std::string&& label) {
-    if (size_ == nodes_.size()) nodes_.emplace_back();
-    Node& n = nodes_[size_];
-    n.op = op;
-    n.parents.clear();
-    for (const Var<T>& p : parents)
-      n.parents.push_back(p.index_);
-    n.value.swap(value); // the slot's old buffer, if any, leaves with `value`
-    n.vjp = std::move(vjp);
-    n.replay = replay;
-    n.label = std::move(label);
-    n.contributions = 0;
-    n.has_grad = false;
-    n.has_adjoint = false;
-    n.generation = generation_;
-    return Var<T>(this, size_++, generation_);
-  }
+              std::string&& label);
 
   /// A Var may be used only with the tape that made it, and only in the recording that made it.
   void check(const Var<T>& v, std::string_view what) const {
@@ -471,10 +306,7 @@ private:
       throw UsageError(std::string(what) + ": operand node " + std::to_string(v.index_) +
                        " is from a recording that clear() or rewind() has discarded");
   }
-  std::string safe_name(const Var<T>& v) const {
-    return v.index_ < size_ && v.generation_ == nodes_[v.index_].generation ? node_name(v.index_)
-                                                                            : "node " + std::to_string(v.index_);
-  }
+  std::string safe_name(const Var<T>& v) const;
 
   const Matrix<T>& node_value(std::size_t i) const { return nodes_[i].value; }
   const Matrix<T>& sweep_adjoint(std::size_t i) const { return nodes_[i].adjoint; }
@@ -508,10 +340,17 @@ private:
     ++n.contributions;
   }
 
+  /// Bytes an entry keeps outside its object: an MPFR number's limbs, a dual number's two parts'.
+  template <class U> static std::size_t outside_bytes(const U& x) {
+    if constexpr (std::same_as<U, mpfr_real>)
+      return (static_cast<std::size_t>(x.precision()) * 3322 / 1000 / 64 + 1) * 8;
+    else if constexpr (requires { x.val; x.eps; })
+      return outside_bytes(x.val) + outside_bytes(x.eps);
+    else
+      return 0;
+  }
   static std::size_t matrix_bytes(const Matrix<T>& m) {
-    std::size_t per = sizeof(T);
-    if constexpr (runtime_precision<T>) // the limbs live outside the object
-      if (m.size() > 0) per += (static_cast<std::size_t>(m.data()[0].precision()) * 3322 / 1000 / 64 + 1) * 8;
+    const std::size_t per = sizeof(T) + (m.size() > 0 ? outside_bytes(m.data()[0]) : 0);
     return static_cast<std::size_t>(m.size()) * per;
   }
 
@@ -524,5 +363,227 @@ private:
   TapeOptions options_;
   bool swept_ = false; // a backward ran since the last zero_grad() or clear()
 };
+
+// The members below are defined outside the class so that an explicit instantiation declaration holds for them
+// (autodiff/instances.hpp): one compiled Tape<T> per engine type and its Dual<T> in our own builds.
+template <Real T> Tape<T>::~Tape() = default;
+
+template <Real T> Var<T> Tape<T>::input(const Matrix<T>& value, std::string label) {
+  check_input(value, label);
+  check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
+  Matrix<T> copy = buffer(value.rows(), value.cols());
+  copy = value;
+  return push_input(std::move(copy), std::move(label));
+}
+
+template <Real T> Var<T> Tape<T>::input(Matrix<T>&& value, std::string label) {
+  check_input(value, label);
+  check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
+  return push_input(std::move(value), std::move(label));
+}
+
+template <Real T> Var<T> Tape<T>::replay(std::size_t i, std::span<const Var<T>> operands) const {
+  const Node& n = nodes_[i];
+  if (operands.size() != n.parents.size())
+    throw UsageError("replay: " + node_name(i) + " has " + std::to_string(n.parents.size()) + " operands, got " +
+                     std::to_string(operands.size()));
+  if (n.replay == nullptr)
+    throw UsageError("replay: " + node_name(i) + " (" + std::string(n.op->node) + ") cannot be replayed");
+  return n.replay(operands, n.params, {});
+}
+
+template <Real T> void Tape<T>::backward(const Var<T>& out) {
+  check(out, "backward");
+  const Matrix<T>& v = nodes_[out.index_].value;
+  if (v.rows() != 1 || v.cols() != 1)
+    throw UsageError("backward(" + out.name() + "): output is " + shape_string(v.rows(), v.cols()) +
+                     ", not 1x1; pass a seed of that shape: backward(out, seed)");
+  backward(out, Matrix<T>::Constant(1, 1, T(1)));
+}
+
+template <Real T> void Tape<T>::backward(const Var<T>& out, const Matrix<T>& seed) {
+  check(out, "backward");
+  const std::size_t top = out.index_;
+  const Matrix<T>& v = nodes_[top].value;
+  if (seed.rows() != v.rows() || seed.cols() != v.cols())
+    throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(v.rows(), v.cols()) +
+                     " but the seed is " + shape_string(seed.rows(), seed.cols()) + "; shapes must match");
+  if (swept_) {
+    const std::string message = "backward(" + out.name() +
+                                "): the tape still holds gradients from an earlier backward and this one adds to "
+                                "them (stale gradients); call zero_grad() first for fresh ones";
+    if (options_.stale_gradients_are_errors) throw UsageError(message);
+    spdlog::warn("tapegrad: {}", message);
+  }
+  swept_ = true;
+  for (std::size_t i = 0; i < size_; ++i) {
+    nodes_[i].contributions = 0;
+    nodes_[i].has_adjoint = false; // in case an earlier sweep stopped at a throwing VJP
+  }
+  nodes_[top].adjoint = seed;
+  nodes_[top].has_adjoint = true;
+  if (options_.detect_anomaly) check_gradient(top, top, true);
+  for (std::size_t i = top + 1; i-- > 0;) {
+    Node& n = nodes_[i];
+    if (!n.has_adjoint || !n.vjp) continue; // unreached, or an input
+    Backprop<T> bp(*this, i);
+    n.vjp(bp);
+    if (options_.detect_anomaly)
+      for (std::size_t p : n.parents)
+        check_gradient(i, p, false);
+  }
+  for (std::size_t i = 0; i <= top; ++i) {
+    Node& n = nodes_[i];
+    if (!n.has_adjoint) continue;
+    if (!n.has_grad)
+      n.grad.swap(n.adjoint); // the old grad buffer serves as the next sweep's adjoint
+    else
+      n.grad += n.adjoint;
+    n.has_grad = true;
+    n.has_adjoint = false;
+  }
+}
+
+template <Real T> const Matrix<T>& Tape<T>::grad(const Var<T>& v) {
+  check(v, "grad");
+  Node& n = nodes_[v.index_];
+  if (!n.has_grad) {
+    n.grad.setZero(n.value.rows(), n.value.cols());
+    n.has_grad = true;
+  }
+  return n.grad;
+}
+
+template <Real T> void Tape<T>::rewind(std::size_t n) {
+  if (n > size_)
+    throw UsageError("rewind(" + std::to_string(n) + "): the tape has only " + std::to_string(size_) + " nodes");
+  for (std::size_t i = 0; i < n; ++i) {
+    nodes_[i].has_grad = false;
+    nodes_[i].has_adjoint = false;
+  }
+  size_ = n;
+  swept_ = false;
+  ++generation_; // nodes recorded from now on; the n kept ones keep the generation their Vars hold
+}
+
+template <Real T> void Tape<T>::release() {
+  clear();
+  nodes_.clear();
+  nodes_.shrink_to_fit();
+  scratch_.resize(0, 0);
+}
+
+template <Real T> typename Tape<T>::Stats Tape<T>::stats() const {
+  Stats st;
+  st.nodes = size_;
+  for (std::size_t i = 0; i < size_; ++i) {
+    const Node& n = nodes_[i];
+    st.value_bytes += matrix_bytes(n.value);
+    if (n.has_grad) st.grad_bytes += matrix_bytes(n.grad);
+    if (n.has_adjoint) st.grad_bytes += matrix_bytes(n.adjoint);
+  }
+  return st;
+}
+
+template <Real T> Var<T> Tape<T>::var(std::size_t i) {
+  if (i >= size_) throw UsageError("var(" + std::to_string(i) + "): the tape has " + std::to_string(size_) + " nodes");
+  return Var<T>(this, i, nodes_[i].generation);
+}
+
+template <Real T> Var<T> Tape<T>::find(std::string_view label) {
+  for (std::size_t i = size_; i-- > 0;)
+    if (nodes_[i].label == label) return Var<T>(this, i, nodes_[i].generation);
+  throw UsageError("find(" + std::string(label) + "): no node of the tape is labelled '" + std::string(label) + "'");
+}
+
+template <Real T> std::string Tape<T>::node_name(std::size_t i) const {
+  const Node& n = nodes_[i];
+  return n.label.empty() ? "node " + std::to_string(i) + " (" + std::string(n.op->node) + ")" : n.label;
+}
+
+template <Real T> std::string Tape<T>::node_summary(std::size_t i) const {
+  const Node& n = nodes_[i];
+  return "node " + std::to_string(i) + (n.label.empty() ? "" : " '" + n.label + "'") + " (" + std::string(n.op->node) +
+         ", " + shape_string(n.value.rows(), n.value.cols()) + ")";
+}
+
+template <Real T>
+std::optional<std::pair<Eigen::Index, Eigen::Index>> Tape<T>::first_bad(const Matrix<T>& m, bool minus_inf_ok) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      const T& x = m(i, j);
+      if (is_finite(x) || (minus_inf_ok && !is_nan(x) && x < T(0))) continue;
+      return std::pair{i, j};
+    }
+  return std::nullopt;
+}
+
+template <Real T> std::string Tape<T>::bad_kind(const T& x) { return is_nan(x) ? "NaN" : (x > T(0) ? "+inf" : "-inf"); }
+
+template <Real T> void Tape<T>::check_value(std::size_t i) const {
+  const Node& n = nodes_[i];
+  const auto bad = first_bad(n.value, n.op->masks);
+  if (!bad) return;
+  std::string parents;
+  for (std::size_t p : n.parents)
+    parents += (parents.empty() ? "" : ", ") + node_summary(p);
+  throw AnomalyError("anomaly: the value of " + node_summary(i) + " holds " +
+                     bad_kind(n.value(bad->first, bad->second)) + " at (" + std::to_string(bad->first) + ", " +
+                     std::to_string(bad->second) + "); its parents: " + (parents.empty() ? "none" : parents));
+}
+
+template <Real T> void Tape<T>::check_gradient(std::size_t by, std::size_t p, bool seed) const {
+  const Node& n = nodes_[p];
+  if (!n.has_adjoint) return;
+  const auto bad = first_bad(n.adjoint, false);
+  if (!bad) return;
+  const std::string where = " at (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) + ")";
+  const std::string kind = bad_kind(n.adjoint(bad->first, bad->second));
+  if (seed) throw AnomalyError("anomaly: the backward seed of " + node_summary(p) + " holds " + kind + where);
+  throw AnomalyError("anomaly: backward through " + node_summary(by) + " made the gradient of its parent " +
+                     node_summary(p) + " hold " + kind + where);
+}
+
+template <Real T> Var<T> Tape<T>::push_input(Matrix<T>&& value, std::string&& label) {
+  const Var<T> v = push(&input_op, {}, std::move(value), {}, nullptr, std::move(label));
+  nodes_[v.index_].params = {};
+  if (options_.detect_anomaly) check_value(v.index_);
+  return v;
+}
+
+template <Real T> void Tape<T>::check_input(const Matrix<T>& value, const std::string& label) {
+  if (value.size() == 0)
+    throw ShapeError("input(" + label + "): empty matrix (" + shape_string(value.rows(), value.cols()) +
+                     "); every value needs at least one entry");
+}
+
+template <Real T> Var<T> Tape<T>::push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp,
+                                       Replay replay, std::string&& label) {
+  if (size_ == nodes_.size()) nodes_.emplace_back();
+  Node& n = nodes_[size_];
+  n.op = op;
+  n.parents.clear();
+  for (const Var<T>& p : parents)
+    n.parents.push_back(p.index_);
+  n.value.swap(value); // the slot's old buffer, if any, leaves with `value`
+  n.vjp = std::move(vjp);
+  n.replay = replay;
+  n.label = std::move(label);
+  n.contributions = 0;
+  n.has_grad = false;
+  n.has_adjoint = false;
+  n.generation = generation_;
+  return Var<T>(this, size_++, generation_);
+}
+
+template <Real T> std::string Tape<T>::safe_name(const Var<T>& v) const {
+  return v.index_ < size_ && v.generation_ == nodes_[v.index_].generation ? node_name(v.index_)
+                                                                          : "node " + std::to_string(v.index_);
+}
+
+#define TAPEGRAD_INSTANCE(prefix, T)                                                                                   \
+  prefix template class Tape<T>;                                                                                       \
+  prefix template class Tape<Dual<T>>;
+#include "instances.hpp"
 
 } // namespace tapegrad

@@ -90,8 +90,7 @@ struct MatMulOp {
 template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   const Shape s = shape(in, p);
-  tape.check_entries(s.rows, s.cols,
-                     [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
+  tape.check_entries(s.rows, s.cols, [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
   Matrix<T> result = tape.buffer(s.rows, s.cols);
   product(result, in[0].value(), in[1].value());
   return tape.template record<MatMulOp>(

@@ -38,10 +38,9 @@ template <Real T> struct OtherGradient {
 };
 
 /// check_gradient's work, on the graph held as a CheckedGraph: one instantiation per (T, R) whatever the graph.
-template <Real T, Real R>
-CheckReport check_graph(const CheckedGraph<T, R>& f, const std::vector<Matrix<T>>& inputs,
-                        const std::vector<std::string>& names, const CheckOptions& opt,
-                        const std::vector<OtherGradient<T>>& others) {
+template <Real T, Real R> CheckReport check_graph(const CheckedGraph<T, R>& f, const std::vector<Matrix<T>>& inputs,
+                                                  const std::vector<std::string>& names, const CheckOptions& opt,
+                                                  const std::vector<OtherGradient<T>>& others) {
   CheckReport report;
   const EngineGradient<T> engine = engine_gradient(f, inputs, names, opt.tape_options);
   Tape<T> tape(opt.tape_options); // for the per-node check
@@ -121,12 +120,10 @@ CheckReport check_gradient(F f, const std::vector<Matrix<T>>& inputs, const std:
 
 /// The driver for engine T against the MPFR reference, the pair the program and the tests check with, compiled
 /// once per type in our own builds (autodiff/instances.hpp).
-#define TAPEGRAD_INSTANCE(prefix, T)                                                                                  \
-  prefix template CheckReport check_graph<T, mpfr_real>(                                                            \
-      const CheckedGraph<T, mpfr_real>&, const std::vector<Matrix<T>>&, const std::vector<std::string>&,            \
-      const CheckOptions&, const std::vector<OtherGradient<T>>&);                                                   \
-  prefix template CheckReport node_check<T, mpfr_real>(const Tape<T>&, const Tape<mpfr_real>&, std::uint64_t,       \
-                                                       const mpfr_real&, unsigned, const mpfr_real&, bool);
+#define TAPEGRAD_INSTANCE(prefix, T)                                                                                   \
+  prefix template CheckReport check_graph<T, mpfr_real>(                                                               \
+      const CheckedGraph<T, mpfr_real>&, const std::vector<Matrix<T>>&, const std::vector<std::string>&,               \
+      const CheckOptions&, const std::vector<OtherGradient<T>>&);
 #include "../instances.hpp"
 
 } // namespace tapegrad

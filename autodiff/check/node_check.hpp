@@ -140,4 +140,11 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
   return report;
 }
 
+/// The per-node check of engine T against the MPFR reference, compiled once per type in our own builds
+/// (autodiff/instances.hpp).
+#define TAPEGRAD_INSTANCE(prefix, T)                                                                                   \
+  prefix template CheckReport node_check<T, mpfr_real>(const Tape<T>&, const Tape<mpfr_real>&, std::uint64_t,          \
+                                                       const mpfr_real&, unsigned, const mpfr_real&, bool);
+#include "../instances.hpp"
+
 } // namespace tapegrad

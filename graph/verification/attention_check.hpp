@@ -155,8 +155,8 @@ template <Real T, Real R> CheckReport check_attention(const std::string& name, c
 
 /// check_attention for engine T against the MPFR reference, compiled once per type in our own builds
 /// (autodiff/instances.hpp).
-#define TAPEGRAD_INSTANCE(prefix, T)                                                                                  \
-  prefix template CheckReport check_attention<T, mpfr_real>(const std::string&, const AttentionInputs<T>&,          \
+#define TAPEGRAD_INSTANCE(prefix, T)                                                                                   \
+  prefix template CheckReport check_attention<T, mpfr_real>(const std::string&, const AttentionInputs<T>&,             \
                                                             const CheckOptions&, const AttentionConfig&);
 #include "../../autodiff/instances.hpp"
 

@@ -91,12 +91,13 @@ struct ScoresBackwardTransposeLostOp {
     Tape<T>& tape = common_tape(info, in);
     if (in[0].cols() != in[1].cols())
       shape_mismatch("scores", in[0], in[1], "Q and K must have the same number of columns");
-    Matrix<T> result = in[0].value() * in[1].value().transpose();
+    Matrix<T> result(in[0].rows(), in[1].rows());
+    product(result, in[0].value(), Transposed::no, in[1].value(), Transposed::yes);
     return tape.template record<ScoresBackwardTransposeLostOp>(
         in, std::move(result),
         [](Backprop<T>& bp) {
-          bp.accumulate(0, bp.grad() * bp.input(1));
-          bp.accumulate(1, Matrix<T>(bp.grad() * bp.input(0))); // should be grad^T Q
+          bp.accumulate(0, product(bp.grad(), bp.input(1)));
+          bp.accumulate(1, product(bp.grad(), bp.input(0))); // should be grad^T Q
         },
         std::move(label));
   }
