@@ -13,12 +13,12 @@
 //
 // Each concern is a header of autodiff/check/; this one includes them all.
 
-#include "check/report.hpp"
-#include "check/tolerances.hpp"
-#include "check/recording.hpp"
-#include "check/input_differences.hpp"
+#include "check/check_gradient.hpp"
+#include "check/directional.hpp"
 #include "check/dual_check.hpp"
+#include "check/input_differences.hpp"
 #include "check/node_check.hpp"
 #include "check/options.hpp"
-#include "check/directional.hpp"
-#include "check/check_gradient.hpp"
+#include "check/recording.hpp"
+#include "check/report.hpp"
+#include "check/tolerances.hpp"

@@ -75,6 +75,14 @@ template <Real T> bool is_nan(const Dual<T>& a) { return is_nan(a.val) || is_nan
 
 template <Real T> inline constexpr bool runtime_precision<Dual<T>> = runtime_precision<T>;
 
+template <class T> inline constexpr bool is_dual = false;
+template <Real T> inline constexpr bool is_dual<Dual<T>> = true;
+
+/// For autodiff/instances.hpp: X(prefix, T, ...) and X(prefix, Dual<T>, ...), the types forward mode runs the
+/// same code on (the tape, the ops, the graphs).
+#define TAPEGRAD_WITH_DUAL(X, prefix, T, ...)                                                                          \
+  X(prefix, T __VA_OPT__(, ) __VA_ARGS__) X(prefix, Dual<T> __VA_OPT__(, ) __VA_ARGS__)
+
 template <Real T> Matrix<T> values(const Matrix<Dual<T>>& m) {
   return m.unaryExpr([](const Dual<T>& x) { return x.val; });
 }

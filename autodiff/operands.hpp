@@ -17,11 +17,11 @@ namespace tapegrad {
 /// autodiff/instances.hpp: each op header ends with
 ///   #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, MyOp, T)
 ///   #include "../autodiff/instances.hpp"
-/// For that, apply is defined outside its struct: a member defined inside is inline, and GCC instantiates an
-/// inline function wherever it is called, extern or not.
-#define TAPEGRAD_OP_INSTANCE(prefix, Op, T)                                                                            \
-  prefix template Var<T> Op::apply<T>(std::span<const Var<T>>, const Params<T>&, std::string);                         \
-  prefix template Var<Dual<T>> Op::apply<Dual<T>>(std::span<const Var<Dual<T>>>, const Params<Dual<T>>&, std::string);
+/// For that, apply is defined outside its struct (an explicit instantiation declaration does not apply to an
+/// inline function, and a member defined inside its class is one).
+#define TAPEGRAD_OP_APPLY_INSTANCE(prefix, T, Op)                                                                      \
+  prefix template Var<T> Op::apply<T>(std::span<const Var<T>>, const Params<T>&, std::string);
+#define TAPEGRAD_OP_INSTANCE(prefix, Op, T) TAPEGRAD_WITH_DUAL(TAPEGRAD_OP_APPLY_INSTANCE, prefix, T, Op)
 
 /// Both operands are live Vars of one tape (else UsageError); returns that tape.
 template <Real T> Tape<T>& common_tape(std::string_view op, const Var<T>& a, const Var<T>& b) {

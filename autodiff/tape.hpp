@@ -344,7 +344,7 @@ private:
   template <class U> static std::size_t outside_bytes(const U& x) {
     if constexpr (std::same_as<U, mpfr_real>)
       return (static_cast<std::size_t>(x.precision()) * 3322 / 1000 / 64 + 1) * 8;
-    else if constexpr (requires { x.val; x.eps; })
+    else if constexpr (is_dual<U>)
       return outside_bytes(x.val) + outside_bytes(x.eps);
     else
       return 0;
@@ -581,9 +581,9 @@ template <Real T> std::string Tape<T>::safe_name(const Var<T>& v) const {
                                                                           : "node " + std::to_string(v.index_);
 }
 
-#define TAPEGRAD_INSTANCE(prefix, T)                                                                                   \
-  prefix template class Tape<T>;                                                                                       \
-  prefix template class Tape<Dual<T>>;
+#define TAPEGRAD_TAPE_INSTANCE(prefix, T) prefix template class Tape<T>;
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_WITH_DUAL(TAPEGRAD_TAPE_INSTANCE, prefix, T)
 #include "instances.hpp"
+#undef TAPEGRAD_TAPE_INSTANCE
 
 } // namespace tapegrad

@@ -147,4 +147,15 @@ template <Real T> AttentionProblem<T> record_attention(Tape<T>& tape, const Atte
   return {nodes, G, J};
 }
 
+/// The attention graphs' builders for engine type T and its dual numbers, compiled once per type in our own
+/// builds (autodiff/instances.hpp).
+#define TAPEGRAD_ATTENTION_INSTANCE(prefix, T)                                                                         \
+  prefix template HeadNodes<T> attention_head<T>(const Var<T>&, const Var<T>&, const Var<T>&, const AttentionConfig&,  \
+                                                 const DropoutMask*, const std::string&);                              \
+  prefix template MultiHeadNodes<T> attend<T>(const Var<T>&, const Var<T>&, const Var<T>&, const AttentionConfig&,     \
+                                              std::type_identity_t<const Var<T>*>);
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_WITH_DUAL(TAPEGRAD_ATTENTION_INSTANCE, prefix, T)
+#include "../../autodiff/instances.hpp"
+#undef TAPEGRAD_ATTENTION_INSTANCE
+
 } // namespace tapegrad

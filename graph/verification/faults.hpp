@@ -96,8 +96,8 @@ struct ScoresBackwardTransposeLostOp {
     return tape.template record<ScoresBackwardTransposeLostOp>(
         in, std::move(result),
         [](Backprop<T>& bp) {
-          bp.accumulate(0, product(bp.grad(), bp.input(1)));
-          bp.accumulate(1, product(bp.grad(), bp.input(0))); // should be grad^T Q
+          bp.accumulate_with(0, [&](Matrix<T>& dq) { product(dq, bp.grad(), bp.input(1)); });
+          bp.accumulate_with(1, [&](Matrix<T>& dk) { product(dk, bp.grad(), bp.input(0)); }); // should be grad^T Q
         },
         std::move(label));
   }

@@ -1,5 +1,8 @@
 // Uses the installed headers: the chapter's worked example 1 must give J = 15/2 and dWv = A^T G, exactly
-// as the chapter says, in double and in 50 digits. Exit 0 only then.
+// as the chapter says, in double and in 50 digits, and pass the whole check (double against 50-digit MPFR:
+// finite differences, dual numbers, every node's VJP, the hand-written backward), all compiled here from the
+// headers alone, as a user of the installed library compiles them. Exit 0 only then.
+#include <tapegrad/graph/verification/attention_check.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 #include <iostream>
@@ -17,4 +20,14 @@ template <class T> bool worked_example_1() {
   return ok;
 }
 
-int main() { return worked_example_1<double>() && worked_example_1<tapegrad::float50>() ? 0 : 1; }
+bool whole_check() {
+  tapegrad::CheckOptions opt;
+  opt.reference_digits = 50;
+  const tapegrad::CheckReport report =
+      tapegrad::check_attention<double, tapegrad::mpfr_real>("example 1", tapegrad::chapter::example1<double>(), opt);
+  std::cout << "consumer: check of example 1, double against 50 digits: " << report.checks.size() << " checks, "
+            << (report.passed() ? "passed" : "FAILED") << "\n";
+  return report.passed() && report.checks.size() > 10;
+}
+
+int main() { return worked_example_1<double>() && worked_example_1<tapegrad::float50>() && whole_check() ? 0 : 1; }
