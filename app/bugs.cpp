@@ -166,15 +166,6 @@ std::string sci(double x) {
 
 } // namespace
 
-CLI::App* add_bugs_command(CLI::App& cli, BugsCommand& cmd) {
-  CLI::App* sub = cli.add_subcommand(
-      "bugs", "Switch on each classic gradient fault and show which checks catch it (exit 0 only when all are caught)");
-  sub->add_option("--format", cmd.format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  return sub;
-}
-
 int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
   MpfrDigits digits(reference_digits);
   // Fault 7 runs backward twice on purpose: its warning is expected, so only errors are logged meanwhile.

@@ -129,59 +129,6 @@ Shard parse_shard(const std::string& text) {
 
 } // namespace
 
-CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
-  CLI::App* sub = cli.add_subcommand(
-      "check", "Check attention's gradients three ways (tape, hand-written, high-precision finite differences), "
-               "with dual numbers and per node, on the chapter's examples 1 and 2 and a seeded random asymmetric "
-               "case. Without --precision: double against 50 digits, then 50 against 100. Exit 0 when every "
-               "check passes, 1 when one fails.");
-  sub->add_option("FILE", cmd.file, "A graph file (JSON) to check instead of the built-in attention cases");
-  sub->add_option("--inputs", cmd.inputs, "With FILE: the inputs to check, comma separated (default: all)")
-      ->delimiter(',');
-  sub->add_option("--precision", cmd.precision, "Engine precision: " + precision_spellings() + ", or N digits (MPFR)");
-  sub->add_option("--reference-precision", cmd.reference,
-                  "Reference precision in decimal digits (MPFR), at least the engine's; default max(50, 2 x engine)");
-  sub->add_option("--seed", cmd.seed, "Seed of the random case and of every random direction")->capture_default_str();
-  sub->add_option("--size", cmd.size,
-                  "T,D,d,r of the random case (each 1 to 64; default 4,3,3,2, or 4,4,4,4 for the extended attention)");
-  sub->add_option("--threads", cmd.threads, "Threads for the finite-difference coordinates (0: every core)")
-      ->check(CLI::Range(0, 1024))
-      ->capture_default_str();
-  sub->add_flag("--stats", cmd.stats,
-                "After the report: the random case's tape (nodes, bytes) and the peak resident memory");
-  sub->add_option("--shard", cmd.shard,
-                  "i/n: only share i of n of the work (finite differences input by input, per-node checks, ...), "
-                  "as a partial JSON report for 'tapegrad merge'");
-  sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
-                "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
-                "naming the node");
-  sub->add_flag("--verbose", cmd.verbose, "Text: every check's line, not only the summary and the failures");
-  sub->add_flag("--strict", cmd.strict,
-                "A node the per-node check cannot replay (a user's op without apply) fails the check instead of "
-                "being listed as not checked");
-  sub->add_flag("--quiet", cmd.quiet, "No progress bar (it shows only on a terminal, for checks over about 1 s)");
-  sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
-  sub->add_option("--offset", cmd.offset,
-                  "Extended attention: N cached positions before the T queries (keys: T + N); default 0");
-  sub->add_option("--heads", cmd.heads, "Extended attention: H heads (H must divide d and r)")
-      ->check(CLI::Range(1, 64));
-  sub->add_option("--padding", cmd.padding,
-                  "Extended attention: key flags, 1 real and 0 padding, one per key, such as 1,1,1,0");
-  sub->add_option("--dropout", cmd.dropout,
-                  "Extended attention: dropout probability on the attention weights (seeded by --seed)");
-  sub->add_flag("--strict-masks", cmd.strict_masks,
-                "Extended attention: a query that sees no key is an error (default: its output is 0)");
-  sub->add_option("--format", cmd.format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  sub->add_flag("--directional", cmd.directional,
-                "Random projections instead of every coordinate (for large inputs; weaker, and labelled so)");
-  sub->add_option("--directions", cmd.directions, "Random directions for --directional and for dual numbers")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  return sub;
-}
-
 int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   CheckArgs args;
   args.seed = cmd.seed;

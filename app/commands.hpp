@@ -1,8 +1,7 @@
 #pragma once
-// The subcommands of the tapegrad program, one file each. Each returns the exit code: 0 success, 1 a check
-// failed, 2 a user error (thrown as tapegrad::Error and turned into one line by main).
-#include <CLI/CLI.hpp>
-
+// The subcommands of the tapegrad program, one file each (app/<command>.cpp). Each takes its options as the
+// plain struct below (app/main.cpp declares them on the command line) and returns the exit code: 0 success,
+// 1 a check failed, 2 a user error (thrown as tapegrad::Error and turned into one line by main).
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -39,7 +38,6 @@ struct CheckCommand {
     return causal || offset != 0 || heads > 0 || !padding.empty() || dropout > 0 || strict_masks;
   }
 };
-CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd);
 int run_check_command(const CheckCommand& cmd, std::ostream& out);
 
 /// `tapegrad merge PARTIAL...`: partial reports of `check --shard i/n` combined into the whole report.
@@ -48,7 +46,6 @@ struct MergeCommand {
   std::string format = "text";
   bool verbose = false;
 };
-CLI::App* add_merge_command(CLI::App& cli, MergeCommand& cmd);
 int run_merge_command(const MergeCommand& cmd, std::ostream& out);
 
 /// `tapegrad grad FILE`.
@@ -56,7 +53,6 @@ struct GradCommand {
   std::string file, precision = "double", format = "text";
   bool all_nodes = false, audit = false, stats = false, detect_anomaly = false;
 };
-CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd);
 int run_grad_command(const GradCommand& cmd, std::ostream& out);
 
 /// `tapegrad dot FILE`.
@@ -64,21 +60,18 @@ struct DotCommand {
   std::string file, precision = "double";
   bool values = false, grads = false, check = false;
 };
-CLI::App* add_dot_command(CLI::App& cli, DotCommand& cmd);
 int run_dot_command(const DotCommand& cmd, std::ostream& out);
 
 /// `tapegrad ops`.
 struct OpsCommand {
   std::string format = "text";
 };
-CLI::App* add_ops_command(CLI::App& cli, OpsCommand& cmd);
 int run_ops_command(const OpsCommand& cmd, std::ostream& out);
 
 /// `tapegrad bugs`.
 struct BugsCommand {
   std::string format = "text";
 };
-CLI::App* add_bugs_command(CLI::App& cli, BugsCommand& cmd);
 int run_bugs_command(const BugsCommand& cmd, std::ostream& out);
 
 } // namespace tapegrad::app

@@ -1,6 +1,9 @@
-// The tapegrad command line program. User errors become one line on stderr and exit code 2.
+// The tapegrad command line program: every subcommand's options (the only file that compiles CLI11; the
+// subcommands, in app/<command>.cpp, take their options as a plain struct from commands.hpp). User errors
+// become one line on stderr and exit code 2.
 #include "commands.hpp"
 #include "output.hpp"
+#include "precision.hpp"
 
 #include <tapegrad/autodiff/error.hpp>
 
@@ -11,6 +14,125 @@
 #include <iostream>
 #include <map>
 #include <string>
+
+namespace tapegrad::app {
+namespace {
+
+CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand(
+      "check", "Check attention's gradients three ways (tape, hand-written, high-precision finite differences), "
+               "with dual numbers and per node, on the chapter's examples 1 and 2 and a seeded random asymmetric "
+               "case. Without --precision: double against 50 digits, then 50 against 100. Exit 0 when every "
+               "check passes, 1 when one fails.");
+  sub->add_option("FILE", cmd.file, "A graph file (JSON) to check instead of the built-in attention cases");
+  sub->add_option("--inputs", cmd.inputs, "With FILE: the inputs to check, comma separated (default: all)")
+      ->delimiter(',');
+  sub->add_option("--precision", cmd.precision, "Engine precision: " + precision_spellings() + ", or N digits (MPFR)");
+  sub->add_option("--reference-precision", cmd.reference,
+                  "Reference precision in decimal digits (MPFR), at least the engine's; default max(50, 2 x engine)");
+  sub->add_option("--seed", cmd.seed, "Seed of the random case and of every random direction")->capture_default_str();
+  sub->add_option("--size", cmd.size,
+                  "T,D,d,r of the random case (each 1 to 64; default 4,3,3,2, or 4,4,4,4 for the extended attention)");
+  sub->add_option("--threads", cmd.threads, "Threads for the finite-difference coordinates (0: every core)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  sub->add_flag("--stats", cmd.stats,
+                "After the report: the random case's tape (nodes, bytes) and the peak resident memory");
+  sub->add_option("--shard", cmd.shard,
+                  "i/n: only share i of n of the work (finite differences input by input, per-node checks, ...), "
+                  "as a partial JSON report for 'tapegrad merge'");
+  sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
+                "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
+                "naming the node");
+  sub->add_flag("--verbose", cmd.verbose, "Text: every check's line, not only the summary and the failures");
+  sub->add_flag("--strict", cmd.strict,
+                "A node the per-node check cannot replay (a user's op without apply) fails the check instead of "
+                "being listed as not checked");
+  sub->add_flag("--quiet", cmd.quiet, "No progress bar (it shows only on a terminal, for checks over about 1 s)");
+  sub->add_flag("--causal", cmd.causal, "Extended attention: causal mask, query i sees keys j <= i + offset");
+  sub->add_option("--offset", cmd.offset,
+                  "Extended attention: N cached positions before the T queries (keys: T + N); default 0");
+  sub->add_option("--heads", cmd.heads, "Extended attention: H heads (H must divide d and r)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--padding", cmd.padding,
+                  "Extended attention: key flags, 1 real and 0 padding, one per key, such as 1,1,1,0");
+  sub->add_option("--dropout", cmd.dropout,
+                  "Extended attention: dropout probability on the attention weights (seeded by --seed)");
+  sub->add_flag("--strict-masks", cmd.strict_masks,
+                "Extended attention: a query that sees no key is an error (default: its output is 0)");
+  sub->add_option("--format", cmd.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->add_flag("--directional", cmd.directional,
+                "Random projections instead of every coordinate (for large inputs; weaker, and labelled so)");
+  sub->add_option("--directions", cmd.directions, "Random directions for --directional and for dual numbers")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  return sub;
+}
+
+CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand("grad", "Evaluate a graph file and print its value, every value and the "
+                                             "gradient of its output w.r.t. every input");
+  sub->add_option("FILE", cmd.file, "The graph file (JSON)")->required();
+  sub->add_option("--precision", cmd.precision, precision_spellings() + ", or N decimal digits (MPFR)")
+      ->capture_default_str();
+  sub->add_option("--format", cmd.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->add_flag("--all-nodes", cmd.all_nodes, "Also print every node's gradient (\"node_gradients\" in JSON)");
+  sub->add_flag("--stats", cmd.stats, "Also print tape nodes, bytes in values and gradients, and peak memory");
+  sub->add_flag("--audit", cmd.audit,
+                "Fan-out audit: nodes with more than one consumer and the gradient contributions summed into them");
+  sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
+                "Anomaly mode: the first node whose value or gradient holds NaN or an infinity is an error "
+                "naming it (op, label, parents, shapes, coordinate)");
+  return sub;
+}
+
+CLI::App* add_bugs_command(CLI::App& cli, BugsCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand(
+      "bugs", "Switch on each classic gradient fault and show which checks catch it (exit 0 only when all are caught)");
+  sub->add_option("--format", cmd.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  return sub;
+}
+
+CLI::App* add_merge_command(CLI::App& cli, MergeCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand(
+      "merge", "Combine the partial JSON reports of 'tapegrad check --format json --shard i/n' (every i from 0 to "
+               "n-1) into the whole report, as one run would print it. Exit 0 when every check passes, 1 when one "
+               "fails.");
+  sub->add_option("PARTIAL", cmd.files, "The partial reports, in any order")->required();
+  sub->add_option("--format", cmd.format, "text or json (the report as 'tapegrad check' prints it)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->add_flag("--verbose", cmd.verbose, "Text: every check's line, not only the summary and the failures");
+  return sub;
+}
+
+CLI::App* add_ops_command(CLI::App& cli, OpsCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand("ops", "List every op graph files take: name, operands, parameters with "
+                                            "their defaults, shapes, formula and header");
+  sub->add_option("--format", cmd.format, "text, json or markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->capture_default_str();
+  return sub;
+}
+
+CLI::App* add_dot_command(CLI::App& cli, DotCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand("dot", "Print a graph file's tape as Graphviz DOT (render: dot -Tsvg)");
+  sub->add_option("FILE", cmd.file, "The graph file (JSON)")->required();
+  sub->add_option("--precision", cmd.precision, "Precision to evaluate in (as for grad)")->capture_default_str();
+  sub->add_flag("--values", cmd.values, "Show each node's value");
+  sub->add_flag("--grads", cmd.grads, "Show each node's gradient");
+  sub->add_flag("--check", cmd.check, "Colour each node by its per-node VJP check");
+  return sub;
+}
+
+} // namespace
+} // namespace tapegrad::app
 
 int main(int argc, char** argv) {
   CLI::App cli{"tapegrad: reverse-mode automatic differentiation on a tape, built to verify gradients.\n"

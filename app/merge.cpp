@@ -15,19 +15,6 @@
 
 namespace tapegrad::app {
 
-CLI::App* add_merge_command(CLI::App& cli, MergeCommand& cmd) {
-  CLI::App* sub = cli.add_subcommand(
-      "merge", "Combine the partial JSON reports of 'tapegrad check --format json --shard i/n' (every i from 0 to "
-               "n-1) into the whole report, as one run would print it. Exit 0 when every check passes, 1 when one "
-               "fails.");
-  sub->add_option("PARTIAL", cmd.files, "The partial reports, in any order")->required();
-  sub->add_option("--format", cmd.format, "text or json (the report as 'tapegrad check' prints it)")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  sub->add_flag("--verbose", cmd.verbose, "Text: every check's line, not only the summary and the failures");
-  return sub;
-}
-
 int run_merge_command(const MergeCommand& cmd, std::ostream& out) {
   std::map<long, nlohmann::json> shards; // by index
   long count = -1;

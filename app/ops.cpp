@@ -1,6 +1,6 @@
 // `tapegrad ops`: every op graph files take, read from the op list (ops/ops.hpp) and each op's own
 // descriptor: its name, header, operands, parameters with their defaults, shapes and formula. Text for
-// people, JSON for programs, markdown for README's op table (a ctest keeps README equal to it).
+// people, JSON for programs, markdown for tables (README's op table holds rows of it; a ctest checks each).
 #include "commands.hpp"
 
 #include <tapegrad/ops/ops.hpp>
@@ -105,15 +105,6 @@ std::string markdown() {
 }
 
 } // namespace
-
-CLI::App* add_ops_command(CLI::App& cli, OpsCommand& cmd) {
-  CLI::App* sub = cli.add_subcommand("ops", "List every op graph files take: name, operands, parameters with "
-                                            "their defaults, shapes, formula and header");
-  sub->add_option("--format", cmd.format, "text, json or markdown")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
-  return sub;
-}
 
 int run_ops_command(const OpsCommand& cmd, std::ostream& out) {
   out << (cmd.format == "json" ? json() : cmd.format == "markdown" ? markdown() : text());

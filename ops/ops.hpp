@@ -1,7 +1,8 @@
 #pragma once
 // Every built-in op: one header each (its descriptor, forward value and VJP side by side), listed once
-// below. Graph files, `tapegrad ops`, README's op table, the fuzz dictionary's check and the random-graph
-// property tests all read this list: adding an op is its header, its test and one line in each block here.
+// below. Graph files, `tapegrad ops` (README's op table is checked against it), the fuzz dictionary and the
+// random-graph property tests all read this list: adding an op is its header, its test and one line in each
+// block here.
 #include "add.hpp"
 #include "cross_entropy.hpp"
 #include "dropout.hpp"
