@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -124,10 +123,30 @@ inline const char* kind_name(JsonNode::Kind k) {
 }
 
 /// A decimal as the format allows it in a string: optional sign, digits with an optional point, optional
-/// exponent; or inf, -inf, nan.
+/// exponent; or inf, -inf, nan. In the notation of a regular expression, [+-]?(D+.?D*|.D+)([eE][+-]?D+)?
+/// with D a digit, scanned by hand (std::regex cost every file that includes this header seconds of compile).
 inline bool is_decimal_text(const std::string& s) {
-  static const std::regex decimal(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
-  return s == "inf" || s == "-inf" || s == "+inf" || s == "nan" || std::regex_match(s, decimal);
+  if (s == "inf" || s == "-inf" || s == "+inf" || s == "nan") return true;
+  std::size_t k = 0;
+  const auto digits = [&] {
+    const std::size_t from = k;
+    while (k < s.size() && s[k] >= '0' && s[k] <= '9')
+      ++k;
+    return k - from;
+  };
+  if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+  std::size_t mantissa = digits();
+  if (k < s.size() && s[k] == '.') {
+    ++k;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false; // neither D+ before the point nor D+ after it
+  if (k < s.size() && (s[k] == 'e' || s[k] == 'E')) {
+    ++k;
+    if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+    if (digits() == 0) return false;
+  }
+  return k == s.size();
 }
 
 } // namespace detail

@@ -64,9 +64,9 @@ TEST_CASE_TEMPLATE("fan-out: dX is the SUM of the three branches through Q, K an
   const AttentionProblem<T> p = record_attention(tape, in);
   tape.backward(p.J);
   const AttentionNodes<T>& n = p.nodes;
-  const Matrix<T> via_Q = n.Q.grad() * in.Wq.transpose();
-  const Matrix<T> via_K = n.K.grad() * in.Wk.transpose();
-  const Matrix<T> via_V = n.V.grad() * in.Wv.transpose();
+  const Matrix<T> via_Q = product(n.Q.grad(), Matrix<T>(in.Wq.transpose()));
+  const Matrix<T> via_K = product(n.K.grad(), Matrix<T>(in.Wk.transpose()));
+  const Matrix<T> via_V = product(n.V.grad(), Matrix<T>(in.Wv.transpose()));
   const T tol = test::exact_tolerance<T>();
   test::check_close<T>("dX = dQ Wq^T + dK Wk^T + dV Wv^T", n.X.grad(), via_Q + via_K + via_V, tol);
   for (const Matrix<T>* branch : {&via_Q, &via_K, &via_V})
