@@ -11,6 +11,7 @@
 #include "log.hpp"
 #include "masks.hpp"
 #include "matmul.hpp"
+#include "neg.hpp"
 #include "scale.hpp"
 #include "slice.hpp"
 #include "softmax_rows.hpp"
@@ -23,6 +24,6 @@ namespace tapegrad {
 /// The built-in ops, in the order listings show them.
 using BuiltinOps =
     OpList<MatMulOp, TransposeOp, ScaleOp, SoftmaxRowsOp, SumOp, AddOp, SubOp, HadamardOp, ExpOp, LogOp, CausalMaskOp,
-           PaddingMaskOp, SliceRowsOp, SliceColsOp, ConcatColsOp, CrossEntropyOp, DropoutOp>;
+           PaddingMaskOp, SliceRowsOp, SliceColsOp, ConcatColsOp, CrossEntropyOp, DropoutOp, NegOp>;
 
 } // namespace tapegrad
