@@ -3,9 +3,9 @@
 #include "engine.hpp"
 
 #include <tapegrad/autodiff/print.hpp>
+#include <tapegrad/graph/io/graph_build.hpp>
 #include <tapegrad/graph/verification/attention_check.hpp>
 #include <tapegrad/graph/verification/chapter.hpp>
-#include <tapegrad/graph/io/graph_build.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -64,6 +64,15 @@ template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::v
   Tape<T> tape;
   record_graph(tape, graph, graph.inputs(), graph.names());
   for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, mpfr_real>(opt))))
+    report.warnings.push_back(spec.file + ": " + w);
+  // The kink guard: a relu or abs operand within reach of 0 of the reference's differences (those the checks
+  // take, at the reference's digits).
+  T reach;
+  {
+    MpfrDigits digits(reference_digits);
+    reach = static_cast<T>(kink_reach<mpfr_real>());
+  }
+  for (std::string& w : kink_warnings(tape, reach))
     report.warnings.push_back(spec.file + ": " + w);
   return report;
 }

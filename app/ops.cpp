@@ -24,7 +24,10 @@ std::vector<const ParamSpec*> file_params(const OpInfo& op) {
 
 std::string param_text(const ParamSpec& p) {
   return std::string(p.name) + " (" + param_type_name(p.type) +
-         (p.required() ? ", required" : ", default " + std::string(p.default_value)) + ")";
+         (p.required() ? ", required"
+          : p.optional ? ", optional"
+                       : ", default " + std::string(p.default_value)) +
+         ")";
 }
 
 /// The checker's flags, in words.
@@ -33,17 +36,30 @@ std::vector<std::string> flags(const OpInfo& op) {
   if (op.row_normaliser) out.emplace_back("row normaliser (saturation guard)");
   if (op.kink) out.emplace_back("kink (kink guard)");
   if (op.masks) out.emplace_back("masks (-inf on purpose)");
-  if (op.domain == Domain::positive) out.emplace_back("domain: entries > 0");
+  for (std::size_t k = 0; k < op.domains.size(); ++k)
+    if (op.domains[k] != Domain::any)
+      out.emplace_back("domain: entries of operand " + std::to_string(k) + " " +
+                       std::string(domain_condition(op.domains[k])));
   return out;
 }
 
 /// A parameter's default as JSON: a number or integer as such (its exact decimal text kept for numbers), null
-/// when the parameter is required.
+/// when the parameter is required or optional without a default.
 nlohmann::ordered_json default_json(const ParamSpec& p) {
-  if (p.required()) return nullptr;
+  if (p.default_value.empty()) return nullptr;
   const std::string text(p.default_value);
   if (p.type == ParamType::integer) return std::stol(text);
   return text; // a number's exact decimal, as a graph file may write it
+}
+
+/// Per operand, where its entries must lie: "any", "positive" or "nonzero".
+nlohmann::ordered_json domains_json(const OpInfo& op) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < std::max(op.arity, op.domains.size()); ++k) {
+    const Domain d = operand_domain(op, k);
+    out.push_back(d == Domain::positive ? "positive" : d == Domain::nonzero ? "nonzero" : "any");
+  }
+  return out;
 }
 
 std::string text() {
@@ -85,7 +101,7 @@ std::string json() {
                    {"row_normaliser", op->row_normaliser},
                    {"kink", op->kink},
                    {"masks", op->masks},
-                   {"domain", op->domain == Domain::positive ? "positive" : "any"},
+                   {"domains", domains_json(*op)},
                    {"dual", op->dual}});
   }
   return nlohmann::ordered_json{{"ops", ops}}.dump(2) + "\n";

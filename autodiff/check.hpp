@@ -17,6 +17,7 @@
 #include "check/directional.hpp"
 #include "check/dual_check.hpp"
 #include "check/input_differences.hpp"
+#include "check/kink_guard.hpp"
 #include "check/node_check.hpp"
 #include "check/options.hpp"
 #include "check/recording.hpp"

@@ -70,13 +70,46 @@ template <Real T> Dual<T> abs(const Dual<T>& a) {
   return a;
 }
 
+/// d tanh(x) = (1 - tanh(x)^2) dx
+template <Real T> Dual<T> tanh(const Dual<T>& a) {
+  using std::tanh;
+  const T t = tanh(a.val);
+  return {t, (T(1) - t * t) * a.eps};
+}
+/// d log1p(x) = dx / (1 + x)
+template <Real T> Dual<T> log1p(const Dual<T>& a) {
+  using std::log1p;
+  return {log1p(a.val), a.eps / (T(1) + a.val)};
+}
+/// d erfc(x) = -(2 / sqrt(pi)) exp(-x^2) dx
+template <Real T> Dual<T> erfc(const Dual<T>& a) {
+  using std::erfc;
+  using std::exp;
+  using std::sqrt;
+  const T two_over_sqrt_pi = T(2) / sqrt(pi<T>());
+  return {erfc(a.val), -two_over_sqrt_pi * exp(-a.val * a.val) * a.eps};
+}
+/// d x^p = p x^(p - 1) dx for a constant p; 0 when p = 0 (x^0 = 1 everywhere, 0^0 included)
+template <Real T> Dual<T> pow(const Dual<T>& a, const T& p) {
+  using std::pow;
+  if (p == T(0)) return {T(1), T(0)};
+  return {pow(a.val, p), p * pow(a.val, p - T(1)) * a.eps};
+}
+/// The same with the exponent a Dual: d x^p = p x^(p - 1) dx + x^p log(x) dp (the second term only when the
+/// exponent carries a derivative: a constant exponent leaves x free to be negative).
+template <Real T> Dual<T> pow(const Dual<T>& a, const Dual<T>& p) {
+  using std::log;
+  Dual<T> r = pow(a, p.val);
+  if (p.eps != T(0)) r.eps += r.val * log(a.val) * p.eps;
+  return r;
+}
+
 template <Real T> bool is_finite(const Dual<T>& a) { return is_finite(a.val) && is_finite(a.eps); }
 template <Real T> bool is_nan(const Dual<T>& a) { return is_nan(a.val) || is_nan(a.eps); }
 
 template <Real T> inline constexpr bool runtime_precision<Dual<T>> = runtime_precision<T>;
 
-template <class T> inline constexpr bool is_dual = false;
-template <Real T> inline constexpr bool is_dual<Dual<T>> = true;
+template <Real T> inline constexpr bool is_dual<Dual<T>> = true; // the primary template is in real.hpp
 
 /// For autodiff/instances.hpp: X(prefix, T, ...) and X(prefix, Dual<T>, ...), the types forward mode runs the
 /// same code on (the tape, the ops, the graphs).

@@ -53,19 +53,26 @@ inline const char* param_type_name(ParamType t) {
   return "?";
 }
 
-/// Which operand entries an op is defined at (beyond, the op throws DomainError).
+/// Which entries of an operand an op is defined at (beyond, the op throws DomainError).
 enum class Domain {
   any,      ///< every entry
-  positive, ///< entries > 0 (log)
+  positive, ///< entries > 0 (log, sqrt)
+  nonzero,  ///< entries != 0 (a divisor)
 };
+
+/// "> 0", "!= 0": the condition in words, for messages and listings; empty for Domain::any.
+constexpr std::string_view domain_condition(Domain d) {
+  return d == Domain::positive ? "> 0" : d == Domain::nonzero ? "!= 0" : "";
+}
 
 struct ParamSpec {
   std::string_view name = {};
   ParamType type;
-  std::string_view default_value; ///< as a graph file would write it; empty: required
+  std::string_view default_value; ///< as a graph file would write it; empty: required (unless optional)
   std::string_view doc;
-  bool in_files = true; ///< false: a C++-only option (graph files and `tapegrad ops` do not show it)
-  bool required() const { return default_value.empty(); }
+  bool in_files = true;  ///< false: a C++-only option (graph files and `tapegrad ops` do not show it)
+  bool optional = false; ///< may be absent, with no default: its absence has a meaning of its own (sum's "axis")
+  bool required() const { return default_value.empty() && !optional; }
 };
 
 /// An op's descriptor: one per op, a constexpr static member of its struct. Nodes point at it, so its
@@ -82,11 +89,19 @@ struct OpInfo {
   std::string_view shapes = {};  ///< "a: m x n, b: n x p -> m x p"
   std::string_view dual = {};    ///< what Dual<T> needs beyond + - * / (scalar functions): "exp"
   bool row_normaliser = false;   ///< softmax-like: each row sums to 1 (the saturation guard looks at it)
-  bool kink = false;             ///< not differentiable at some points (relu at 0): the kink guard looks at it
-  bool masks = false;            ///< its value may hold -inf on purpose (anomaly mode allows it)
-  bool input = false;            ///< a leaf of the tape, not an op
-  Domain domain = Domain::any;   ///< where its operands' entries must lie
+  bool kink = false;  ///< not differentiable where an operand entry is 0 (relu, abs): the kink guard looks at it
+  bool masks = false; ///< its value may hold -inf on purpose (anomaly mode allows it)
+  bool input = false; ///< a leaf of the tape, not an op
+  std::span<const Domain> domains{}; ///< per operand, where its entries must lie; operands past the list: anywhere
 };
+
+/// OpInfo::domains of a unary op defined for entries > 0 (log, sqrt).
+inline constexpr Domain positive_operand[] = {Domain::positive};
+
+/// Where the entries of operand k of `op` must lie.
+constexpr Domain operand_domain(const OpInfo& op, std::size_t k) {
+  return k < op.domains.size() ? op.domains[k] : Domain::any;
+}
 
 /// The C++ function's name ("hadamard" for the op files call "mul"), for messages.
 constexpr std::string_view function_name(const OpInfo& op) {
@@ -141,6 +156,8 @@ public:
     const Number<T>& n = get<Number<T>>(name);
     return n.text.empty() ? to_decimal(n.value) : n.text;
   }
+  /// Whether a number came from text (a graph file's exact decimal) rather than from a T made in C++.
+  bool number_from_text(std::string_view name) const { return !get<Number<T>>(name).text.empty(); }
   long integer(std::string_view name) const { return get<long>(name); }
   const std::vector<long>& indices(std::string_view name) const { return get<std::vector<long>>(name); }
   const std::vector<bool>& flags(std::string_view name) const { return get<std::vector<bool>>(name); }

@@ -51,17 +51,36 @@ template <Real T> Tape<T>& common_tape(const OpInfo& op, std::span<const Var<T>>
   return common_tape(name, in);
 }
 
+/// Every entry of operand k lies in domain d, else a DomainError naming the op, the node being made, the
+/// operand and the entry: "log(X) for 'L': entry (0, 1) of X is -2; log needs entries > 0" (`why`, when given,
+/// follows the op's name: what made the domain so). NaN lies in no domain.
+template <Real T> void require_domain(const OpInfo& op, std::span<const Var<T>> in, std::size_t k,
+                                      const std::string& label, Domain d, std::string_view why = {}) {
+  if (d == Domain::any) return;
+  const Matrix<T>& x = in[k].value();
+  const T zero(0);
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    for (Eigen::Index j = 0; j < x.cols(); ++j)
+      if (d == Domain::positive ? !(x(i, j) > zero) : !(x(i, j) != zero) || is_nan(x(i, j))) {
+        std::string call = std::string(function_name(op)) + "(";
+        for (std::size_t a = 0; a < in.size(); ++a)
+          call += (a ? ", " : "") + in[a].name();
+        throw DomainError(call + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry (" + std::to_string(i) +
+                          ", " + std::to_string(j) + ") of " + in[k].name() + " is " + to_string(x(i, j), 6) + "; " +
+                          std::string(function_name(op)) + (why.empty() ? "" : " " + std::string(why)) +
+                          " needs entries " + std::string(domain_condition(d)));
+      }
+}
+
+/// The same for the domain the op's descriptor gives operand k (OpInfo::domains).
+template <Real T>
+void require_domain(const OpInfo& op, std::span<const Var<T>> in, std::size_t k, const std::string& label) {
+  require_domain(op, in, k, label, operand_domain(op, k));
+}
+
 /// The operands of an op, as apply() takes them.
 template <Real T, class... Vs> std::array<Var<T>, 1 + sizeof...(Vs)> operands(const Var<T>& a, const Vs&... rest) {
   return {a, rest...};
-}
-
-/// Elementwise ops: a and b on one tape with equal shapes (no broadcasting).
-template <Real T> Tape<T>& same_shape(std::string_view op, const Var<T>& a, const Var<T>& b) {
-  Tape<T>& tape = common_tape(op, a, b);
-  if (a.rows() != b.rows() || a.cols() != b.cols())
-    shape_mismatch(op, a, b, "shapes must be equal (tapegrad does not broadcast)");
-  return tape;
 }
 
 } // namespace tapegrad

@@ -15,6 +15,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -198,6 +199,39 @@ template <Real T> std::string to_decimal(const T& x) {
   out.precision(max_digits10<T>());
   out << x;
   return out.str();
+}
+
+/// Whether T is a dual number (autodiff/dual.hpp specialises it for Dual<U>).
+template <class T> inline constexpr bool is_dual = false;
+
+/// The exact decimal `text` (as the format allows it) rounded once to T.
+/// A Dual<T> gets the decimal as its value, with derivative 0.
+template <Real T> T from_decimal(const std::string& text) {
+  if constexpr (is_dual<T>)
+    return T(from_decimal<decltype(T::val)>(text));
+  else {
+    const std::string s = !text.empty() && text[0] == '+' ? text.substr(1) : text;
+    if (s == "inf") return infinity<T>();
+    if (s == "-inf") return -infinity<T>();
+    if (s == "nan") return std::numeric_limits<T>::quiet_NaN();
+    if constexpr (std::same_as<T, float>)
+      return std::strtof(s.c_str(), nullptr);
+    else if constexpr (std::same_as<T, double>)
+      return std::strtod(s.c_str(), nullptr);
+    else if constexpr (std::same_as<T, long double>)
+      return std::strtold(s.c_str(), nullptr);
+    else
+      return T(s); // Boost.Multiprecision: correctly rounded from the decimal string
+  }
+}
+
+/// pi made in T, to T's precision (MPFR: at the current default digits): 4 atan(1).
+template <Real T> T pi() {
+  using std::atan;
+  if constexpr (is_dual<T>)
+    return T(pi<decltype(T::val)>()); // a constant: derivative 0
+  else
+    return T(4) * atan(T(1));
 }
 
 /// x as the nearest double (for numbers in reports; NaN stays NaN, overflow gives an infinity).

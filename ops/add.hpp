@@ -1,23 +1,21 @@
 #pragma once
-#include "../autodiff/operands.hpp"
+#include "broadcast.hpp"
 
 namespace tapegrad {
 
-/// add(a, b): elementwise sum, shapes equal.                       a, b, result: m x n
-///   forward  result[i][j] = a[i][j] + b[i][j]
-///   VJP      da += grad;  db += grad
+/// add(a, b), also a + b: elementwise sum, broadcasting (ops/broadcast.hpp).   result: max(ra, rb) x max(ca, cb)
+///   forward  result[i][j] = a[i'][j'] + b[i''][j'']      (i' = 0 where a has one row, else i; likewise j', i'', j'')
+///   VJP      da += grad;  db += grad                    (each summed over the axes its operand was repeated along)
 struct AddOp {
   static constexpr OpInfo info{.name = "add",
                                .call = "add(a, b)",
                                .node = "Add",
                                .file = "add.hpp",
                                .arity = 2,
-                               .formula = "result[i][j] = a[i][j] + b[i][j]",
-                               .shapes = "a, b: m x n -> m x n"};
+                               .formula = "result[i][j] = a[i][j] + b[i][j], broadcasting",
+                               .shapes = broadcast_shapes};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    if (in[0].rows() != in[1].rows() || in[0].cols() != in[1].cols())
-      shape_mismatch("add", in[0], in[1], "shapes must be equal (tapegrad does not broadcast)");
-    return same_shape_as_first(in);
+    return broadcast_shape("add", in[0], in[1]);
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
@@ -26,12 +24,12 @@ template <Real T> Var<T> AddOp::apply(std::span<const Var<T>> in, const Params<T
   Tape<T>& tape = common_tape(info, in);
   const Shape s = shape(in, p);
   Matrix<T> result = tape.buffer(s.rows, s.cols);
-  result.noalias() = in[0].value() + in[1].value();
+  result.noalias() = expanded(in[0].value(), s.rows, s.cols) + expanded(in[1].value(), s.rows, s.cols);
   return tape.template record<AddOp>(
       in, std::move(result),
       [](Backprop<T>& bp) {
-        bp.accumulate(0, bp.grad());
-        bp.accumulate(1, bp.grad());
+        accumulate_broadcast(bp, 0, bp.grad());
+        accumulate_broadcast(bp, 1, bp.grad());
       },
       std::move(label));
 }
@@ -41,5 +39,6 @@ template <Real T> Var<T> AddOp::apply(std::span<const Var<T>> in, const Params<T
 template <Real T> Var<T> add(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   return AddOp::apply<T>(operands(a, b), {}, std::move(label));
 }
+template <Real T> Var<T> operator+(const Var<T>& a, const Var<T>& b) { return add(a, b); }
 
 } // namespace tapegrad

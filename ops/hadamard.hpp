@@ -1,23 +1,23 @@
 #pragma once
-#include "../autodiff/operands.hpp"
+#include "broadcast.hpp"
 
 namespace tapegrad {
 
-/// hadamard(a, b): elementwise product, shapes equal.                    a, b, result: m x n
-///   forward  result[i][j] = a[i][j] b[i][j]
-///   VJP      da[i][j] += grad[i][j] b[i][j];   db[i][j] += grad[i][j] a[i][j]
+/// hadamard(a, b) ("mul" in graph files): elementwise product, broadcasting (ops/broadcast.hpp).
+///                                                        result: max(ra, rb) x max(ca, cb)
+///   forward  result[i][j] = a[i'][j'] b[i''][j'']        (i' = 0 where a has one row, else i; likewise j', i'', j'')
+///   VJP      da += grad (*) b;   db += grad (*) a       ((*) elementwise, operands repeated to the result's shape;
+///                                                        each summed over the axes its operand was repeated along)
 struct HadamardOp {
   static constexpr OpInfo info{.name = "mul",
                                .call = "hadamard(a, b)",
                                .node = "Hadamard",
                                .file = "hadamard.hpp",
                                .arity = 2,
-                               .formula = "result[i][j] = a[i][j] b[i][j]",
-                               .shapes = "a, b: m x n -> m x n"};
+                               .formula = "result[i][j] = a[i][j] b[i][j], broadcasting",
+                               .shapes = broadcast_shapes};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    if (in[0].rows() != in[1].rows() || in[0].cols() != in[1].cols())
-      shape_mismatch("hadamard", in[0], in[1], "shapes must be equal (tapegrad does not broadcast)");
-    return same_shape_as_first(in);
+    return broadcast_shape("hadamard", in[0], in[1]);
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
@@ -26,12 +26,13 @@ template <Real T> Var<T> HadamardOp::apply(std::span<const Var<T>> in, const Par
   Tape<T>& tape = common_tape(info, in);
   const Shape s = shape(in, p);
   Matrix<T> result = tape.buffer(s.rows, s.cols);
-  result.noalias() = in[0].value().cwiseProduct(in[1].value());
+  result.noalias() = expanded(in[0].value(), s.rows, s.cols).cwiseProduct(expanded(in[1].value(), s.rows, s.cols));
   return tape.template record<HadamardOp>(
       in, std::move(result),
       [](Backprop<T>& bp) {
-        bp.accumulate(0, bp.grad().cwiseProduct(bp.input(1)));
-        bp.accumulate(1, bp.grad().cwiseProduct(bp.input(0)));
+        const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
+        accumulate_broadcast(bp, 0, bp.grad().cwiseProduct(expanded(bp.input(1), rows, cols)));
+        accumulate_broadcast(bp, 1, bp.grad().cwiseProduct(expanded(bp.input(0), rows, cols)));
       },
       std::move(label));
 }
@@ -41,5 +42,9 @@ template <Real T> Var<T> HadamardOp::apply(std::span<const Var<T>> in, const Par
 template <Real T> Var<T> hadamard(const Var<T>& a, const Var<T>& b, std::string label = {}) {
   return HadamardOp::apply<T>(operands(a, b), {}, std::move(label));
 }
+/// a * b on two Vars is not defined: it reads as the matrix product to some and as the elementwise one to
+/// others, and mistaking one for the other is a classic bug that broadcasting can make run without a shape
+/// error. Say which: matmul(a, b) or hadamard(a, b). (c * a with c a T scales: ops/scale.hpp.)
+template <Real T> Var<T> operator*(const Var<T>& a, const Var<T>& b) = delete;
 
 } // namespace tapegrad

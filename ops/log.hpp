@@ -16,7 +16,7 @@ struct LogOp {
                                .formula = "result[i][j] = log(a[i][j]), entries > 0",
                                .shapes = "a: m x n -> m x n",
                                .dual = "log",
-                               .domain = Domain::positive};
+                               .domains = positive_operand};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
@@ -25,14 +25,8 @@ struct LogOp {
 
 template <Real T> Var<T> LogOp::apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
   Tape<T>& tape = common_tape(info, in);
+  require_domain(info, in, 0, label);
   const Matrix<T>& x = in[0].value();
-  const T zero(0);
-  for (Eigen::Index i = 0; i < x.rows(); ++i)
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      if (!(x(i, j) > zero))
-        throw DomainError("log(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry (" +
-                          std::to_string(i) + ", " + std::to_string(j) + ") of " + in[0].name() + " is " +
-                          to_string(x(i, j), 6) + "; log needs entries > 0");
   Matrix<T> result = tape.buffer(x.rows(), x.cols());
   result.noalias() = x.unaryExpr([](const T& v) -> T {
     using std::log;

@@ -37,5 +37,14 @@ template <Real T> Var<T> ScaleOp::apply(std::span<const Var<T>> in, const Params
 template <Real T> Var<T> scale(const Var<T>& a, const T& c, std::string label = {}) {
   return ScaleOp::apply<T>(operands(a), Params<T>().number("factor", c), std::move(label));
 }
+/// c * a and a * c: scale(a, c). The constant must be a T (T(2), log(T(3))): a double literal does not
+/// deduce against Var<float50>, so no constant enters a multiprecision graph rounded to double.
+template <Real T> Var<T> operator*(const T& c, const Var<T>& a) { return scale(a, c); }
+template <Real T> Var<T> operator*(const Var<T>& a, const T& c) { return scale(a, c); }
+/// a / c: scale(a, 1 / c), the factor 1 / c rounded once in T. c = 0 is a DomainError.
+template <Real T> Var<T> operator/(const Var<T>& a, const T& c) {
+  if (c == T(0)) throw DomainError("a / c with a = " + a.name() + ": c is 0");
+  return scale(a, T(1) / c);
+}
 
 } // namespace tapegrad

@@ -96,4 +96,22 @@ void check_op_gradient(const std::string& op, const std::vector<Matrix<T>>& inpu
   }
 }
 
+/// Every pair of operand shapes broadcasting allows for a 2 x 3 result (equal, a row, a column, a scalar, on
+/// either side, and a column with a row): the binary elementwise ops are checked on each.
+inline std::vector<std::pair<std::pair<int, int>, std::pair<int, int>>> broadcast_patterns() {
+  return {{{2, 3}, {2, 3}}, {{2, 3}, {1, 3}}, {{2, 3}, {2, 1}}, {{2, 3}, {1, 1}}, {{1, 3}, {2, 3}},
+          {{2, 1}, {2, 3}}, {{1, 1}, {2, 3}}, {{2, 1}, {1, 3}}, {{1, 3}, {2, 1}}};
+}
+
+/// check_op_gradient of the binary op `build` on every broadcast pattern, with random inputs of `random`
+/// (entries k/8 with lo <= k <= hi for the second operand: a divisor keeps away from 0 with lo >= 1).
+template <Real T> void check_broadcast_gradients(const std::string& op, RandomMatrices& random, const Build<T>& build,
+                                                 int lo = -9, int hi = 9) {
+  for (const auto& [a, b] : broadcast_patterns()) {
+    const std::string what = op + " of " + std::to_string(a.first) + "x" + std::to_string(a.second) + " and " +
+                             std::to_string(b.first) + "x" + std::to_string(b.second);
+    check_op_gradient<T>(what, {random.make<T>(a.first, a.second), random.make<T>(b.first, b.second, lo, hi)}, build);
+  }
+}
+
 } // namespace tapegrad::test

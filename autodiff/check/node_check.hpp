@@ -3,6 +3,7 @@
 // node whose VJP is wrong; nodes it cannot replay are listed, never skipped silently.
 
 #include "input_differences.hpp"
+#include "kink_guard.hpp"
 #include "recording.hpp"
 #include "tolerances.hpp"
 
@@ -18,6 +19,8 @@ namespace tapegrad {
 /// random upstream gradient W; names the node whose VJP is wrong. The VJP is the engine's (T, from `tape`);
 /// the differences are taken in R with the same op replayed from `reference` (the same graph recorded on
 /// Tape<R>), at the T parent values converted exactly, so a steep op (log near 0) is resolved too.
+/// A node with a kink (relu, abs) whose operand entry lies within the differences' reach of it is not judged:
+/// the kink guard's warning names it and the coordinate (a poor test point, not a VJP failure).
 /// No node is skipped silently: one whose op has no replay is listed as not checked (a warning, or a
 /// failure when `strict`), and one whose replay does not reproduce its recorded value bit for bit, in T or
 /// in R, is a failure (its VJP cannot be checked against differences of a different function).
@@ -124,6 +127,13 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
                       "bit: its VJP is not checked");
         continue;
       }
+    }
+    // Differences that straddle a kink judge nothing: the kink guard says so instead of a failure.
+    const R reach = kink_reach<R>();
+    if (const auto k = near_kink(reference, i, reach)) {
+      report.warnings.push_back("per-node check: " + kink_warning(reference, i, *k, reach) +
+                                " (its VJP is not judged here)");
+      continue;
     }
     // A VJP that is zero in truth (the softmax's, when W is constant along a row) meets stencil noise.
     const R J0 = J(parents_r);

@@ -16,22 +16,6 @@
 
 namespace tapegrad {
 
-/// The exact decimal `text` (as the format allows it) rounded once to T.
-template <Real T> T from_decimal(const std::string& text) {
-  const std::string s = !text.empty() && text[0] == '+' ? text.substr(1) : text;
-  if (s == "inf") return infinity<T>();
-  if (s == "-inf") return -infinity<T>();
-  if (s == "nan") return std::numeric_limits<T>::quiet_NaN();
-  if constexpr (std::same_as<T, float>)
-    return std::strtof(s.c_str(), nullptr);
-  else if constexpr (std::same_as<T, double>)
-    return std::strtod(s.c_str(), nullptr);
-  else if constexpr (std::same_as<T, long double>)
-    return std::strtold(s.c_str(), nullptr);
-  else
-    return T(s); // Boost.Multiprecision: correctly rounded from the decimal string
-}
-
 /// x of type T as a U that holds T exactly (a wider type, or Dual<T> with derivative 0).
 template <Real U, Real T> U lift(const T& x) {
   if constexpr (std::same_as<U, Dual<T>>)

@@ -238,7 +238,8 @@ private:
         continue;
       }
       if (p.required()) fail(where, "needs \"" + std::string(p.name) + "\"");
-      JsonNode text; // the default, as a file would write it
+      if (p.optional) continue; // absent, and absence means something (no default)
+      JsonNode text;            // the default, as a file would write it
       text.kind = p.type == ParamType::number ? JsonNode::Kind::string : JsonNode::Kind::integer;
       text.text = std::string(p.default_value);
       n.params.push_back(parameter(p, text, where));

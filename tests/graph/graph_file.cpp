@@ -53,8 +53,8 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
       {"missing key", R"({"inputs": {"X": [[1]]}, "nodes": []})", "bad.json: missing key 'output'"},
       {"duplicate key", R"({"inputs": {"X": [[1]]}, "nodes": [], "output": "X", "output": "X"})",
        "bad.json: key 'output' appears twice"},
-      {"unknown op", graph(X, R"([{"name": "J", "op": "relu", "args": ["X"]}])"),
-       "bad.json: node 'J': unknown op 'relu'"},
+      {"unknown op", graph(X, R"([{"name": "J", "op": "relu6", "args": ["X"]}])"),
+       "bad.json: node 'J': unknown op 'relu6'"},
       {"wrong arity", graph(X, R"([{"name": "J", "op": "matmul", "args": ["X"]}])"),
        "bad.json: node 'J' (matmul): takes 2 arguments, got 1"},
       {"missing op field", graph(X, R"([{"name": "J", "op": "scale", "args": ["X"]}])"),
@@ -119,10 +119,45 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
        "bad.json: node 'J' (cross_entropy): \"targets\" entries must be an integer"},
       {"a key another op takes", graph(X, R"([{"name": "J", "op": "sum", "args": ["X"], "targets": [0]}])"),
        "bad.json: node 'J' (sum): has \"targets\", which sum does not take"},
+      {"axis as a string", graph(X, R"([{"name": "J", "op": "sum", "args": ["X"], "axis": "1"}])"),
+       "bad.json: node 'J' (sum): \"axis\" must be an integer"},
+      {"axis as 1.0", graph(X, R"([{"name": "J", "op": "mean", "args": ["X"], "axis": 1.0}])"),
+       "bad.json: node 'J' (mean): \"axis\" must be an integer"},
+      {"axis out of range", graph(X, R"([{"name": "J", "op": "sum", "args": ["X"], "axis": 2}])"),
+       "bad.json: node 'J' (sum): sum(X, axis 2): axis is 0 (each column summed over the rows) or 1"},
+      {"axis on tanh", graph(X, R"([{"name": "J", "op": "tanh", "args": ["X"], "axis": 0}])"),
+       "bad.json: node 'J' (tanh): has \"axis\", which tanh does not take"},
+      {"offset on softmax", graph(X, R"([{"name": "J", "op": "softmax", "args": ["X"], "offset": 0}])"),
+       "bad.json: node 'J' (softmax): has \"offset\", which softmax does not take"},
+      {"shapes that do not broadcast",
+       graph(R"({"X": [[1, 2], [3, 4]], "Y": [[1, 2, 3]]})", R"([{"name": "J", "op": "add", "args": ["X", "Y"]}])"),
+       "bad.json: node 'J' (add): add(X, Y): X is 2x2 but Y is 1x3; per axis the sizes must be equal or one of them 1 "
+       "(broadcasting)"},
+      {"a zero divisor",
+       graph(R"({"X": [[1, 2]], "Y": [[3, "0"]]})", R"([{"name": "Q", "op": "div", "args": ["X", "Y"]}])", "Q"),
+       "bad.json: node 'Q' (div): div(X, Y) for 'Q': entry (0, 1) of Y is 0; div needs entries != 0"},
+      {"sqrt of 0", graph(R"({"X": [[4, 0]]})", R"([{"name": "R", "op": "sqrt", "args": ["X"]}])", "R"),
+       "bad.json: node 'R' (sqrt): sqrt(X) for 'R': entry (0, 1) of X is 0; sqrt needs entries > 0"},
+      {"pow of a negative entry with an exponent that only rounds to a whole number",
+       graph(R"({"X": [[-2]]})", R"([{"name": "P", "op": "pow", "args": ["X"], "exponent": "2.0000000000000000001"}])",
+             "P"),
+       "bad.json: node 'P' (pow): pow(X) for 'P': entry (0, 0) of X is -2; pow with exponent 2.0000000000000000001 "
+       "(not "
+       "a whole number) needs entries > 0"},
+      {"pow without exponent", graph(X, R"([{"name": "P", "op": "pow", "args": ["X"]}])", "P"),
+       "bad.json: node 'P' (pow): needs \"exponent\""},
+      {"log_softmax of a row that is entirely -inf",
+       graph(R"({"X": [[0, 1], ["-inf", "-inf"]]})", R"([{"name": "L", "op": "log_softmax", "args": ["X"]}])", "L"),
+       "bad.json: node 'L' (log_softmax): log_softmax(X) for 'L': row 1 of X is entirely -inf"},
+      {"concat_rows with unequal columns",
+       graph(R"({"X": [[1, 2], [3, 4]], "Y": [[1]]})", R"([{"name": "J", "op": "concat_rows", "args": ["X", "Y"]}])"),
+       "bad.json: node 'J' (concat_rows): concat_rows(X, Y): X is 2x2 but Y is 1x1; every operand needs the same "
+       "number of columns"},
       {"deep nesting", std::string(200, '[') + std::string(200, ']'), "bad.json: JSON nested deeper than 64 levels"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.what);
+    const std::string what = c.what; // CAPTURE of the pointer would print its address
+    CAPTURE(what);
     const std::string message = error_of(c.text);
     CHECK(message.rfind(c.message, 0) == 0);
     CHECK(message.find('\n') == std::string::npos); // one line
@@ -224,6 +259,54 @@ TEST_CASE("the fuzz dictionary: every op name and parameter key from the op list
   }
   CHECK(base > 0);
   MESSAGE(checked << " op names and parameter keys generated, " << base << " format words in graph_file.dict");
+}
+
+TEST_CASE_TEMPLATE("a two-layer MLP with broadcast biases, tanh and mean: the file and C++ agree bit for bit", T,
+                   double, float50) {
+  const std::string text = graph(
+      R"({"X": [[1, "0.5"], [-2, 3], ["0.25", 1]], "W1": [[1, -1, "0.5"], ["0.25", 2, -1]], "b1": [["0.1", 0, -1]],
+               "W2": [[1], [-2], ["0.5"]], "b2": [["0.3"]]})",
+      R"([{"name": "Z1", "op": "matmul", "args": ["X", "W1"]}, {"name": "A1", "op": "add", "args": ["Z1", "b1"]},
+                {"name": "H", "op": "tanh", "args": ["A1"]}, {"name": "Z2", "op": "matmul", "args": ["H", "W2"]},
+                {"name": "Y", "op": "add", "args": ["Z2", "b2"]}, {"name": "Q", "op": "square", "args": ["Y"]},
+                {"name": "J", "op": "mean", "args": ["Q"]}])");
+  const FileGraph<T> g(parse_graph(text, "mlp.json"));
+  Tape<T> ft;
+  std::vector<Var<T>> fin;
+  for (std::size_t k = 0; k < g.inputs().size(); ++k)
+    fin.push_back(ft.input(g.inputs()[k], g.names()[k]));
+  const Var<T> fj = g.output_of(g.record(ft, fin));
+  ft.backward(fj);
+  // the same in C++, from the same inputs (as the file rounded them)
+  Tape<T> ct;
+  std::vector<Var<T>> cin;
+  for (std::size_t k = 0; k < g.inputs().size(); ++k)
+    cin.push_back(ct.input(g.inputs()[k], g.names()[k]));
+  const Var<T>&x = cin[0], &w1 = cin[1], &b1 = cin[2], &w2 = cin[3], &b2 = cin[4];
+  const Var<T> cj = mean(square(matmul(tanh(matmul(x, w1) + b1), w2) + b2));
+  ct.backward(cj);
+  CHECK(fj.value() == cj.value());
+  for (std::size_t k = 0; k < cin.size(); ++k) {
+    CAPTURE(g.names()[k]);
+    CHECK(fin[k].grad() == cin[k].grad());
+  }
+  // a broadcast bias's gradient has the bias's own shape: the upstream gradient summed over the batch rows
+  CHECK(fin[2].grad().rows() == 1);
+  CHECK(fin[2].grad().cols() == 3);
+  CHECK(fin[4].grad().rows() == 1);
+}
+
+TEST_CASE("layer_norm's default eps in a file is the decimal 1e-5 rounded once, to every digit at 50 digits") {
+  const std::string text =
+      graph(R"({"X": [[1, 2, 4], [3, 3, 3]]})", R"([{"name": "N", "op": "layer_norm", "args": ["X"]},
+                                    {"name": "J", "op": "sum", "args": ["N"]}])");
+  const FileGraph<float50> g(parse_graph(text, "ln.json"));
+  Tape<float50> tape;
+  std::vector<Var<float50>> in{tape.input(g.inputs()[0], "X")};
+  const Var<float50> n = g.record(tape, in)[1]; // inputs first, then the nodes
+  CHECK(tape.node(n.index()).params.number("eps") == float50("1e-5"));
+  CHECK(tape.node(n.index()).params.number_text("eps") == "1e-5");
+  CHECK(n.value().row(1) == Matrix<float50>::Zero(1, 3)); // a constant row is finite, 0
 }
 
 TEST_CASE("dropout in a graph file: p and seed, the same pattern as dropout_mask draws, refused without them") {

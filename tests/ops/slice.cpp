@@ -37,6 +37,23 @@ TEST_CASE_TEMPLATE("concat_cols: side by side; each part's gradient is its block
   });
 }
 
+TEST_CASE_TEMPLATE("concat_rows: stacked top to bottom; each part's gradient is its block of rows", T,
+                   TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(47);
+  const Matrix<T> a = random.make<T>(2, 3), b = random.make<T>(1, 3), c = random.make<T>(3, 3);
+  Tape<T> tape;
+  auto va = tape.input(a), vb = tape.input(b), vc = tape.input(c);
+  auto y = concat_rows(std::vector<Var<T>>{va, vb, vc}, "R");
+  REQUIRE(y.rows() == 6);
+  CHECK(y.value().middleRows(0, 2) == a);
+  CHECK(y.value().middleRows(2, 1) == b);
+  CHECK(y.value().middleRows(3, 3) == c);
+  test::check_op_gradient<T>("concat_rows of 2x3, 1x3, 3x3", {a, b, c}, [](const auto& in) { return concat_rows(in); });
+  test::check_op_gradient<T>("concat_rows(a, a)", {a}, [](const auto& in) {
+    return concat_rows(std::vector<std::decay_t<decltype(in[0])>>{in[0], in[0]});
+  });
+}
+
 TEST_CASE("slices out of range and concat with unequal rows are ShapeErrors naming op, operand and shape") {
   Tape<double> tape;
   auto p = tape.input(Matrix<double>::Zero(4, 3), "P");
@@ -54,4 +71,9 @@ TEST_CASE("slices out of range and concat with unequal rows are ShapeErrors nami
                        "concat_cols(P, Q): P is 4x3 but Q is 2x3; every operand needs the same number of rows",
                        ShapeError);
   CHECK_THROWS_AS(concat_cols(std::vector<Var<double>>{}, "C"), ShapeError);
+  auto r = tape.input(Matrix<double>::Zero(4, 2), "R");
+  CHECK_THROWS_WITH_AS(concat_rows(std::vector<Var<double>>{p, r}),
+                       "concat_rows(P, R): P is 4x3 but R is 4x2; every operand needs the same number of columns",
+                       ShapeError);
+  CHECK_THROWS_AS(concat_rows(std::vector<Var<double>>{}, "C"), ShapeError);
 }

@@ -34,6 +34,7 @@ struct StepParam {
   long integer = 0;
   std::vector<long> indices;
   std::vector<bool> flags;
+  bool absent = false; ///< an optional parameter left out
 };
 
 /// One op node: its op (one of BuiltinOps), its operands (node ids: inputs first, then steps), its
@@ -47,7 +48,8 @@ struct Step {
 
 template <Real U> Params<U> params_in(const Step& st) {
   Params<U> p;
-  for (const StepParam& q : st.params)
+  for (const StepParam& q : st.params) {
+    if (q.absent) continue;
     switch (q.type) {
     case ParamType::number:
       p.set(q.name, Number<U>{U(q.quarters) / U(4), to_decimal(q.quarters / 4.0)});
@@ -62,6 +64,7 @@ template <Real U> Params<U> params_in(const Step& st) {
       p.set(q.name, q.flags);
       break;
     }
+  }
   return p;
 }
 
@@ -86,6 +89,10 @@ std::ostream& operator<<(std::ostream& os, const Recipe& r) {
       os << " n" << a;
     for (const StepParam& q : st.params) {
       os << " ; " << q.name << " ";
+      if (q.absent) {
+        os << "absent";
+        continue;
+      }
       if (q.type == ParamType::number) os << q.quarters << "/4";
       if (q.type == ParamType::integer) os << q.integer;
       for (long i : q.indices)
@@ -127,13 +134,20 @@ bool moderate_values(const Matrix<double>& m) {
   return true;
 }
 
-/// Whether node value m may be an operand of an op whose domain is `d`: positive entries stay at least
-/// 1/8 away from 0, so no finite-difference step crosses the edge of the domain.
+/// Whether node value m may be an operand whose domain is `d`: its entries stay at least 1/8 away from 0 (and
+/// above it, for Domain::positive), so no finite-difference step crosses the edge of the domain.
 bool in_domain(Domain d, const Matrix<double>& m) {
   if (d == Domain::any) return true;
   for (Eigen::Index e = 0; e < m.size(); ++e)
-    if (!(m.data()[e] >= 0.125)) return false;
+    if (!(d == Domain::positive ? m.data()[e] >= 0.125 : std::abs(m.data()[e]) >= 0.125)) return false;
   return true;
+}
+
+/// Whether node value m may be operand k of `op`: inside its domain, and, for an op with a kink (at 0: relu,
+/// abs), at least 1/8 away from it, where central differences do not straddle it.
+bool fits_operand(const OpInfo& op, std::size_t k, const Matrix<double>& m) {
+  if (!in_domain(operand_domain(op, k), m)) return false;
+  return !op.kink || in_domain(Domain::nonzero, m);
 }
 
 /// A parameter drawn by its type, around the operands' shape (shape() says whether it fits).
@@ -143,6 +157,10 @@ StepParam draw_param(const ParamSpec& spec, int rows, int cols) {
   q.type = spec.type;
   if (!spec.in_files) { // a C++-only option: its default
     q.integer = std::stol(std::string(spec.default_value));
+    return q;
+  }
+  if (spec.optional && *rc::gen::arbitrary<bool>()) {
+    q.absent = true;
     return q;
   }
   const std::size_t length = static_cast<std::size_t>(*rc::gen::element(rows, cols));
@@ -195,12 +213,15 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
         Step st;
         st.op = BuiltinOps::infos[*rc::gen::inRange<std::size_t>(0, BuiltinOps::size)];
         const int arity = static_cast<int>(st.op->arity) + (st.op->variadic ? *rc::gen::inRange(0, 2) : 0);
-        std::vector<int> fit;
-        for (int k = 0; k < static_cast<int>(vals.size()); ++k)
-          if (in_domain(st.op->domain, vals[static_cast<std::size_t>(k)].value())) fit.push_back(k);
-        if (fit.empty()) continue;
-        for (int k = 0; k < arity; ++k)
+        for (int k = 0; k < arity; ++k) {
+          std::vector<int> fit;
+          for (int c = 0; c < static_cast<int>(vals.size()); ++c)
+            if (fits_operand(*st.op, static_cast<std::size_t>(k), vals[static_cast<std::size_t>(c)].value()))
+              fit.push_back(c);
+          if (fit.empty()) break;
           st.args.push_back(*rc::gen::elementOf(fit));
+        }
+        if (static_cast<int>(st.args.size()) < arity) continue;
         const Var<double>& first = vals[static_cast<std::size_t>(st.args[0])];
         for (const ParamSpec& spec : st.op->params)
           st.params.push_back(draw_param(spec, static_cast<int>(first.rows()), static_cast<int>(first.cols())));

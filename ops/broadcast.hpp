@@ -1,0 +1,45 @@
+#pragma once
+// Broadcasting, shared by the elementwise binary ops (add, sub, mul, div). Two operands a (ra x ca) and
+// b (rb x cb) fit when, per axis, their sizes are equal or one of them is 1; the result is
+// max(ra, rb) x max(ca, cb), and an operand of size 1 on an axis is repeated along it:
+//   (m x n, 1 x n), (m x n, m x 1), (m x n, 1 x 1), (m x 1, 1 x n) -> m x n
+// The gradient of a repeated operand is the upstream gradient SUMMED over the axes it was repeated along, so
+// it has the operand's own shape (forgetting that sum is the classic broadcast bug).
+#include "../autodiff/operands.hpp"
+
+namespace tapegrad {
+
+/// The shapes column of a broadcasting op's descriptor.
+inline constexpr std::string_view broadcast_shapes =
+    "a: ra x ca, b: rb x cb, per axis equal or 1 -> max(ra, rb) x max(ca, cb)";
+
+/// The result shape of a broadcasting op, or a ShapeError naming the op, both operands and both shapes.
+template <class A> Shape broadcast_shape(std::string_view op, const A& a, const A& b) {
+  const auto fits = [](Eigen::Index x, Eigen::Index y) { return x == y || x == 1 || y == 1; };
+  if (!fits(a.rows(), b.rows()) || !fits(a.cols(), b.cols()))
+    shape_mismatch(op, a, b, "per axis the sizes must be equal or one of them 1 (broadcasting)");
+  return {std::max(a.rows(), b.rows()), std::max(a.cols(), b.cols())};
+}
+
+/// x repeated along its axes of size 1 up to rows x cols (a lazy Eigen expression; x itself when it has that
+/// shape already, as replicate(1, 1)).
+template <Real T> auto expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols) {
+  return x.replicate(rows / x.rows(), cols / x.cols());
+}
+
+/// Adds the upstream contribution `g` (shaped like the result) into operand k's adjoint, summed over the axes
+/// along which operand k was repeated.
+template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_t k, const G& g) {
+  const Matrix<T>& x = bp.input(k);
+  const Matrix<T>& r = bp.result();
+  if (x.rows() == r.rows() && x.cols() == r.cols())
+    bp.accumulate(k, g);
+  else if (x.rows() == 1 && x.cols() == 1)
+    bp.accumulate(k, Matrix<T>::Constant(1, 1, Matrix<T>(g).sum()));
+  else if (x.rows() == 1)
+    bp.accumulate(k, Matrix<T>(g).colwise().sum());
+  else
+    bp.accumulate(k, Matrix<T>(g).rowwise().sum());
+}
+
+} // namespace tapegrad

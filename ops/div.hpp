@@ -1,0 +1,52 @@
+#pragma once
+#include "broadcast.hpp"
+
+namespace tapegrad {
+
+/// div(a, b), also a / b: elementwise quotient, broadcasting (ops/broadcast.hpp).
+///                                                        result: max(ra, rb) x max(ca, cb)
+///   forward  result[i][j] = a[i'][j'] / b[i''][j'']      (i' = 0 where a has one row, else i; likewise j', i'', j'')
+///   VJP      da += grad / b;   db += -grad result / b   (elementwise, b repeated to the result's shape; each
+///                                                        summed over the axes its operand was repeated along)
+/// Domain: a zero entry of b (or NaN) is a DomainError naming the node, b and the entry, not a silent infinity.
+struct DivOp {
+  static constexpr Domain domains[] = {Domain::any, Domain::nonzero};
+  static constexpr OpInfo info{.name = "div",
+                               .call = "div(a, b)",
+                               .node = "Div",
+                               .file = "div.hpp",
+                               .arity = 2,
+                               .formula = "result[i][j] = a[i][j] / b[i][j], broadcasting, b != 0",
+                               .shapes = broadcast_shapes,
+                               .domains = domains};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return broadcast_shape("div", in[0], in[1]);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+};
+
+template <Real T> Var<T> DivOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  Tape<T>& tape = common_tape(info, in);
+  const Shape s = shape(in, p);
+  require_domain(info, in, 1, label);
+  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  result.noalias() = expanded(in[0].value(), s.rows, s.cols).cwiseQuotient(expanded(in[1].value(), s.rows, s.cols));
+  return tape.template record<DivOp>(
+      in, std::move(result),
+      [](Backprop<T>& bp) {
+        const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
+        const auto b = expanded(bp.input(1), rows, cols);
+        accumulate_broadcast(bp, 0, bp.grad().cwiseQuotient(b));
+        accumulate_broadcast(bp, 1, (-bp.grad()).cwiseProduct(bp.result()).cwiseQuotient(b));
+      },
+      std::move(label));
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, DivOp, T)
+#include "../autodiff/instances.hpp"
+
+template <Real T> Var<T> div(const Var<T>& a, const Var<T>& b, std::string label = {}) {
+  return DivOp::apply<T>(operands(a, b), {}, std::move(label));
+}
+template <Real T> Var<T> operator/(const Var<T>& a, const Var<T>& b) { return div(a, b); }
+
+} // namespace tapegrad

@@ -1,0 +1,48 @@
+#pragma once
+#include "elementwise.hpp"
+
+namespace tapegrad {
+
+/// gelu(a), elementwise, the exact erf form (not the tanh approximation).   a, result: m x n
+///   forward  result[i][j] = x/2 (1 + erf(x / sqrt 2)) = x Phi(x), x = a[i][j]; computed as
+///            x erfc(-x / sqrt 2) / 2, which keeps its digits for negative x (0 at -inf)
+///   VJP      da[i][j] += grad[i][j] (Phi(x) + x phi(x)),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+struct GeluOp {
+  static constexpr OpInfo info{.name = "gelu",
+                               .call = "gelu(a)",
+                               .node = "Gelu",
+                               .file = "gelu.hpp",
+                               .formula = "result[i][j] = x/2 (1 + erf(x / sqrt 2)), x = a[i][j]",
+                               .shapes = "a: m x n -> m x n",
+                               .dual = "erfc, exp"};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+};
+
+template <Real T> Var<T> GeluOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  using std::sqrt;
+  const T r2 = sqrt(T(2)), r2pi = sqrt(T(2) * pi<T>());
+  return record_unary<GeluOp>(
+      in, p, std::move(label),
+      [r2](const T& x) {
+        using std::erfc;
+        if (x == -infinity<T>()) return T(0);
+        return x * erfc(-x / r2) / T(2);
+      },
+      [r2, r2pi](const T& x, const T&) {
+        using std::erfc;
+        using std::exp;
+        if (x == -infinity<T>()) return T(0);
+        return erfc(-x / r2) / T(2) + x * exp(-x * x / T(2)) / r2pi;
+      });
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, GeluOp, T)
+#include "../autodiff/instances.hpp"
+
+template <Real T> Var<T> gelu(const Var<T>& a, std::string label = {}) {
+  return GeluOp::apply<T>(operands(a), {}, std::move(label));
+}
+
+} // namespace tapegrad

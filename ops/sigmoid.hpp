@@ -1,0 +1,36 @@
+#pragma once
+#include "elementwise.hpp"
+
+namespace tapegrad {
+
+/// sigmoid(a), elementwise.                               a, result: m x n
+///   forward  result[i][j] = 1 / (1 + exp(-x)), x = a[i][j]; computed as exp(x) / (1 + exp(x)) for x < 0, so
+///            no exp overflows for any finite x (0 at -inf)
+///   VJP      da[i][j] += grad[i][j] result[i][j] (1 - result[i][j])
+struct SigmoidOp {
+  static constexpr OpInfo info{.name = "sigmoid",
+                               .call = "sigmoid(a)",
+                               .node = "Sigmoid",
+                               .file = "sigmoid.hpp",
+                               .formula = "result[i][j] = 1 / (1 + exp(-a[i][j]))",
+                               .shapes = "a: m x n -> m x n",
+                               .dual = "exp"};
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+};
+
+template <Real T> Var<T> SigmoidOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  return record_unary<SigmoidOp>(
+      in, p, std::move(label), [](const T& x) { return sigmoid_of(x); },
+      [](const T&, const T& s) { return s * (T(1) - s); });
+}
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SigmoidOp, T)
+#include "../autodiff/instances.hpp"
+
+template <Real T> Var<T> sigmoid(const Var<T>& a, std::string label = {}) {
+  return SigmoidOp::apply<T>(operands(a), {}, std::move(label));
+}
+
+} // namespace tapegrad
