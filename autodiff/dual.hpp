@@ -70,11 +70,18 @@ template <Real T> Dual<T> abs(const Dual<T>& a) {
   return a;
 }
 
-/// d tanh(x) = (1 - tanh(x)^2) dx
+/// tanh'(x) = 1 - tanh(x)^2 = 4 e / (1 + e)^2 with e = exp(-2 |x|): no cancellation where tanh rounds to +-1
+/// (0 at +-inf).
+template <Real T> T tanh_derivative(const T& x) {
+  using std::abs;
+  using std::exp;
+  const T e = exp(T(-2) * abs(x));
+  return T(4) * e / ((T(1) + e) * (T(1) + e));
+}
+/// d tanh(x) = tanh'(x) dx
 template <Real T> Dual<T> tanh(const Dual<T>& a) {
   using std::tanh;
-  const T t = tanh(a.val);
-  return {t, (T(1) - t * t) * a.eps};
+  return {tanh(a.val), tanh_derivative(a.val) * a.eps};
 }
 /// d log1p(x) = dx / (1 + x)
 template <Real T> Dual<T> log1p(const Dual<T>& a) {
@@ -100,7 +107,7 @@ template <Real T> Dual<T> pow(const Dual<T>& a, const T& p) {
 template <Real T> Dual<T> pow(const Dual<T>& a, const Dual<T>& p) {
   using std::log;
   Dual<T> r = pow(a, p.val);
-  if (p.eps != T(0)) r.eps += r.val * log(a.val) * p.eps;
+  if (p.eps != T(0) && r.val != T(0)) r.eps += r.val * log(a.val) * p.eps; // 0^p: no log term
   return r;
 }
 

@@ -53,7 +53,8 @@ template <Real T> Tape<T>& common_tape(const OpInfo& op, std::span<const Var<T>>
 
 /// Every entry of operand k lies in domain d, else a DomainError naming the op, the node being made, the
 /// operand and the entry: "log(X) for 'L': entry (0, 1) of X is -2; log needs entries > 0" (`why`, when given,
-/// follows the op's name: what made the domain so). NaN lies in no domain.
+/// follows the op's name: what made the domain so). NaN is not > 0; a NaN divisor is not zero (its quotient is
+/// NaN, as the formula gives).
 template <Real T> void require_domain(const OpInfo& op, std::span<const Var<T>> in, std::size_t k,
                                       const std::string& label, Domain d, std::string_view why = {}) {
   if (d == Domain::any) return;
@@ -61,7 +62,7 @@ template <Real T> void require_domain(const OpInfo& op, std::span<const Var<T>> 
   const T zero(0);
   for (Eigen::Index i = 0; i < x.rows(); ++i)
     for (Eigen::Index j = 0; j < x.cols(); ++j)
-      if (d == Domain::positive ? !(x(i, j) > zero) : !(x(i, j) != zero) || is_nan(x(i, j))) {
+      if (d == Domain::positive ? !(x(i, j) > zero) : x(i, j) == zero) { // compares a Dual's value only
         std::string call = std::string(function_name(op)) + "(";
         for (std::size_t a = 0; a < in.size(); ++a)
           call += (a ? ", " : "") + in[a].name();

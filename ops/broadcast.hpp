@@ -15,6 +15,8 @@ inline constexpr std::string_view broadcast_shapes =
 
 /// The result shape of a broadcasting op, or a ShapeError naming the op, both operands and both shapes.
 template <class A> Shape broadcast_shape(std::string_view op, const A& a, const A& b) {
+  if (a.rows() == 0 || a.cols() == 0 || b.rows() == 0 || b.cols() == 0)
+    shape_mismatch(op, a, b, "an empty operand does not broadcast");
   const auto fits = [](Eigen::Index x, Eigen::Index y) { return x == y || x == 1 || y == 1; };
   if (!fits(a.rows(), b.rows()) || !fits(a.cols(), b.cols()))
     shape_mismatch(op, a, b, "per axis the sizes must be equal or one of them 1 (broadcasting)");
@@ -26,6 +28,12 @@ template <class A> Shape broadcast_shape(std::string_view op, const A& a, const 
 template <Real T> auto expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols) {
   return x.replicate(rows / x.rows(), cols / x.cols());
 }
+
+/// g x, but exactly 0 where g is 0: an upstream gradient of 0 (a masked entry, a dropped one) times an
+/// infinite operand entry (-inf after a mask) contributes nothing, not 0 * inf = NaN.
+struct ZeroSafeProduct {
+  template <class T> T operator()(const T& g, const T& x) const { return g == T(0) ? T(0) : T(g * x); }
+};
 
 /// Adds the upstream contribution `g` (shaped like the result) into operand k's adjoint, summed over the axes
 /// along which operand k was repeated.

@@ -41,6 +41,13 @@ struct CrossEntropyOp {
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
+/// Whether row i of x is entirely -inf.
+template <Real T> bool masked_row(const Matrix<T>& x, Eigen::Index i) {
+  for (Eigen::Index k = 0; k < x.cols(); ++k)
+    if (!(x(i, k) == -infinity<T>())) return false;
+  return true;
+}
+
 template <Real T> Var<T> CrossEntropyOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   shape(in, p);
@@ -50,6 +57,13 @@ template <Real T> Var<T> CrossEntropyOp::apply(std::span<const Var<T>> in, const
   using std::log;
   T total(0);
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    // graph-format-v2: a row that is entirely -inf, or whose target entry is -inf, has no defined loss
+    if (x(i, targets[static_cast<std::size_t>(i)]) == -infinity<T>())
+      throw DomainError("cross_entropy(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") +
+                        ": row " + std::to_string(i) + " of " + in[0].name() + " has -inf at its target " +
+                        std::to_string(targets[static_cast<std::size_t>(i)]) +
+                        (masked_row(x, i) ? " (the row is entirely -inf)" : "") +
+                        ": its loss is infinite (the target is masked)");
     T mx = x(i, 0);
     for (Eigen::Index k = 1; k < x.cols(); ++k)
       if (x(i, k) > mx) mx = x(i, k);

@@ -37,7 +37,7 @@ template <Real T> Var<T> DivOp::apply(std::span<const Var<T>> in, const Params<T
         const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
         const auto b = expanded(bp.input(1), rows, cols);
         accumulate_broadcast(bp, 0, bp.grad().cwiseQuotient(b));
-        accumulate_broadcast(bp, 1, (-bp.grad()).cwiseProduct(bp.result()).cwiseQuotient(b));
+        accumulate_broadcast(bp, 1, (-bp.grad()).binaryExpr(bp.result(), ZeroSafeProduct{}).cwiseQuotient(b));
       },
       std::move(label));
 }

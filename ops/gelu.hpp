@@ -35,6 +35,7 @@ template <Real T> Var<T> GeluOp::apply(std::span<const Var<T>> in, const Params<
         using std::erfc;
         using std::exp;
         if (x == -infinity<T>()) return T(0);
+        if (x == infinity<T>()) return T(1); // Phi(inf) + inf phi(inf), without inf * 0
         return erfc(-x / r2) / T(2) + x * exp(-x * x / T(2)) / r2pi;
       });
 }

@@ -31,8 +31,8 @@ template <Real T> Var<T> HadamardOp::apply(std::span<const Var<T>> in, const Par
       in, std::move(result),
       [](Backprop<T>& bp) {
         const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
-        accumulate_broadcast(bp, 0, bp.grad().cwiseProduct(expanded(bp.input(1), rows, cols)));
-        accumulate_broadcast(bp, 1, bp.grad().cwiseProduct(expanded(bp.input(0), rows, cols)));
+        accumulate_broadcast(bp, 0, bp.grad().binaryExpr(expanded(bp.input(1), rows, cols), ZeroSafeProduct{}));
+        accumulate_broadcast(bp, 1, bp.grad().binaryExpr(expanded(bp.input(0), rows, cols), ZeroSafeProduct{}));
       },
       std::move(label));
 }

@@ -20,10 +20,10 @@ template <Real T> Params<T> default_eps() {
 
 namespace detail {
 
-/// Each row's s (see above) for a, or a DomainError naming the node and the row when mean + eps is not > 0
-/// (a constant row with eps = 0, a negative eps).
-template <Real T>
-Matrix<T> row_scales(const OpInfo& op, const Var<T>& a, const T& eps, bool centred, const std::string& label) {
+/// Each row's s (see above) for a. Where the variance (mean square) + eps is not > 0 (a constant row with
+/// eps = 0, a negative eps) s is what the formula gives, 0 or NaN, and so is the row's result: graph-format-v2
+/// defines no error there, and eps > 0 (the default) keeps every row finite.
+template <Real T> Matrix<T> row_scales(const Var<T>& a, const T& eps, bool centred) {
   const Matrix<T>& x = a.value();
   const T n = T(static_cast<long>(x.cols()));
   Matrix<T> s(x.rows(), 1);
@@ -33,13 +33,7 @@ Matrix<T> row_scales(const OpInfo& op, const Var<T>& a, const T& eps, bool centr
     T squares(0);
     for (Eigen::Index j = 0; j < x.cols(); ++j)
       squares += (x(i, j) - c) * (x(i, j) - c);
-    const T v = squares / n + eps;
-    if (!(v > T(0)))
-      throw DomainError(std::string(op.name) + "(" + a.name() + ")" + (label.empty() ? "" : " for '" + label + "'") +
-                        ": row " + std::to_string(i) + " of " + a.name() + " has " +
-                        (centred ? "variance" : "mean square") + " + eps = " + to_string(v, 6) +
-                        "; the square root needs it > 0 (eps > 0 keeps a constant row finite)");
-    s(i, 0) = sqrt(v);
+    s(i, 0) = sqrt(squares / n + eps);
   }
   return s;
 }
@@ -49,7 +43,7 @@ template <class Op, Real T>
 Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::string label, bool centred) {
   Tape<T>& tape = common_tape(Op::info, in);
   const Matrix<T>& x = in[0].value();
-  const Matrix<T> s = row_scales(Op::info, in[0], p.number("eps"), centred, label);
+  const Matrix<T> s = row_scales(in[0], p.number("eps"), centred);
   const T n = T(static_cast<long>(x.cols()));
   Matrix<T> result = tape.buffer(x.rows(), x.cols());
   for (Eigen::Index i = 0; i < x.rows(); ++i) {

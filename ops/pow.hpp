@@ -73,11 +73,9 @@ template <Real T> Var<T> PowOp::apply(std::span<const Var<T>> in, const Params<T
   };
   const std::string text =
       p.number_from_text("exponent") ? p.number_text("exponent") : to_decimal(plain(e)); // the value made in C++
-  if (!is_finite(e))
-    throw DomainError("pow(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") +
-                      ": the exponent is " + text + "; it must be finite");
   using std::floor;
-  const bool whole = p.number_from_text("exponent") ? decimal_is_whole(text) : floor(plain(e)) == plain(e);
+  const bool whole =
+      p.number_from_text("exponent") ? decimal_is_whole(text) : is_finite(plain(e)) && floor(plain(e)) == plain(e);
   const Domain d = !whole ? Domain::positive : e < T(0) ? Domain::nonzero : Domain::any;
   require_domain(info, in, 0, label, d, "with exponent " + text + (whole ? "" : " (not a whole number)"));
   return record_unary<PowOp>(

@@ -6,7 +6,8 @@ namespace tapegrad {
 /// sigmoid(a), elementwise.                               a, result: m x n
 ///   forward  result[i][j] = 1 / (1 + exp(-x)), x = a[i][j]; computed as exp(x) / (1 + exp(x)) for x < 0, so
 ///            no exp overflows for any finite x (0 at -inf)
-///   VJP      da[i][j] += grad[i][j] result[i][j] (1 - result[i][j])
+///   VJP      da[i][j] += grad[i][j] s (1 - s), s = result[i][j], computed as sigmoid(x) sigmoid(-x) so that
+///            1 - s keeps its digits where s rounds to 1
 struct SigmoidOp {
   static constexpr OpInfo info{.name = "sigmoid",
                                .call = "sigmoid(a)",
@@ -24,7 +25,7 @@ struct SigmoidOp {
 template <Real T> Var<T> SigmoidOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   return record_unary<SigmoidOp>(
       in, p, std::move(label), [](const T& x) { return sigmoid_of(x); },
-      [](const T&, const T& s) { return s * (T(1) - s); });
+      [](const T& x, const T&) { return sigmoid_of(x) * sigmoid_of(-x); }); // s (1 - s), 1 - s not rounded near 1
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SigmoidOp, T)
 #include "../autodiff/instances.hpp"

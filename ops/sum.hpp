@@ -29,7 +29,7 @@ template <Real T> Eigen::Index reduced_count(const Matrix<T>& a, const Params<T>
   return p.integer("axis") == 0 ? a.rows() : a.cols();
 }
 
-/// result = the sums of a as reduced_shape says, each entry's terms added in index order.
+/// result = the sums of a as reduced_shape says (Eigen's reductions: for double, in vectorised partial sums).
 template <Real T> void reduce_sum(Matrix<T>& result, const Matrix<T>& a, const Params<T>& p) {
   if (!p.has("axis"))
     result(0, 0) = a.sum();

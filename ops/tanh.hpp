@@ -5,7 +5,8 @@ namespace tapegrad {
 
 /// tanh(a), elementwise.                                  a, result: m x n
 ///   forward  result[i][j] = tanh(a[i][j])
-///   VJP      da[i][j] += grad[i][j] (1 - result[i][j]^2)
+///   VJP      da[i][j] += grad[i][j] (1 - result[i][j]^2), computed as 4 e / (1 + e)^2 with e = exp(-2 |x|), which
+///            keeps its digits where tanh rounds to +-1 (autodiff/dual.hpp: tanh_derivative)
 struct TanhOp {
   static constexpr OpInfo info{.name = "tanh",
                                .call = "tanh(a)",
@@ -27,7 +28,7 @@ template <Real T> Var<T> TanhOp::apply(std::span<const Var<T>> in, const Params<
         using std::tanh;
         return tanh(x);
       },
-      [](const T&, const T& y) { return T(1) - y * y; });
+      [](const T& x, const T&) { return tanh_derivative(x); });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, TanhOp, T)
 #include "../autodiff/instances.hpp"

@@ -3,14 +3,14 @@
 // differentiable where an operand entry is 0) whose operand entry lies within the reach of the central
 // differences' stencil straddles the kink there. The differences then mix both one-sided slopes and cannot be
 // trusted: a correct VJP may disagree with them and a wrong one may agree. Such a point is a poor test point;
-// the guard names the node, the operand and the coordinate, and the per-node check does not call that node's
-// disagreement a VJP failure.
+// the guard names the node, the operand and the coordinate, and the per-node check does not judge those
+// coordinates (every other coordinate of the node is judged as usual).
 
 #include "../finite_difference.hpp"
 #include "../tape.hpp"
 
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tapegrad {
@@ -19,43 +19,44 @@ namespace tapegrad {
 /// outermost points x +- 3h, h the default step (for |x| > 1 the kink at 0 is out of reach).
 template <Real T> T kink_reach() { return T(3) * default_step<T>(Stencil::sixth_order); }
 
-/// An operand entry of a kinked node within `reach` of the kink: which operand, where, and its value.
-template <Real T> struct NearKink {
-  std::size_t operand = 0;
-  Eigen::Index row = 0, col = 0;
-  T value{0};
-};
-
-/// The first operand entry (row-major, operand by operand) of node i within `reach` of its op's kink at 0,
-/// if node i's op has a kink.
-template <Real T> std::optional<NearKink<T>> near_kink(const Tape<T>& tape, std::size_t i, const T& reach) {
-  const auto& node = tape.node(i);
-  if (!node.op->kink) return std::nullopt;
+/// The coordinates of x within `reach` of a kink at 0, row-major.
+template <Real T>
+std::vector<std::pair<Eigen::Index, Eigen::Index>> kink_coordinates(const Matrix<T>& x, const T& reach) {
   using std::abs;
-  for (std::size_t k = 0; k < node.parents.size(); ++k) {
-    const Matrix<T>& x = tape.node(node.parents[k]).value;
-    for (Eigen::Index r = 0; r < x.rows(); ++r)
-      for (Eigen::Index c = 0; c < x.cols(); ++c)
-        if (abs(x(r, c)) <= reach) return NearKink<T>{k, r, c, x(r, c)};
-  }
-  return std::nullopt;
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> near;
+  for (Eigen::Index r = 0; r < x.rows(); ++r)
+    for (Eigen::Index c = 0; c < x.cols(); ++c)
+      if (abs(x(r, c)) <= reach) near.emplace_back(r, c);
+  return near;
 }
 
-/// The warning for node i's entry near its kink: names the node, the operand, the coordinate and the reach.
-template <Real T> std::string kink_warning(const Tape<T>& tape, std::size_t i, const NearKink<T>& k, const T& reach) {
+/// The warning for node i of `tape` (an op with a kink) whose operand `operand` (its value x) has entries
+/// within `reach` of the kink at `near`: names the node, the operand, the first coordinate and how many.
+template <Real T> std::string kink_warning(const Tape<T>& tape, std::size_t i, std::size_t operand, const Matrix<T>& x,
+                                           const std::vector<std::pair<Eigen::Index, Eigen::Index>>& near,
+                                           const T& reach) {
   const auto& node = tape.node(i);
-  return "kink: " + tape.node_name(i) + " (" + std::string(node.op->node) + "): entry (" + std::to_string(k.row) +
-         ", " + std::to_string(k.col) + ") of its operand " + tape.node_name(node.parents[k.operand]) + " is " +
-         to_string(k.value, 3) + ", within " + to_string(reach, 3) + " of " + std::string(node.op->name) +
+  const auto [r, c] = near.front();
+  return "kink: " + tape.node_name(i) + " (" + std::string(node.op->node) + "): entry (" + std::to_string(r) + ", " +
+         std::to_string(c) + ") of its operand " + tape.node_name(node.parents[operand]) + " is " +
+         to_string(x(r, c), 3) +
+         (near.size() > 1 ? " (and " + std::to_string(near.size() - 1) + " more entries)" : "") + ", within " +
+         to_string(reach, 3) + " of " + std::string(node.op->name) +
          "'s kink at 0: central differences there straddle the kink and cannot be trusted; this is a poor test "
          "point, check one away from the kink";
 }
 
-/// Every kinked node of `tape` with an operand entry within `reach` of its kink, one warning per node.
+/// Every kinked node of `tape` with operand entries within `reach` of its kink, one warning per operand.
 template <Real T> std::vector<std::string> kink_warnings(const Tape<T>& tape, const T& reach) {
   std::vector<std::string> warnings;
-  for (std::size_t i = 0; i < tape.size(); ++i)
-    if (const auto k = near_kink(tape, i, reach)) warnings.push_back(kink_warning(tape, i, *k, reach));
+  for (std::size_t i = 0; i < tape.size(); ++i) {
+    if (!tape.node(i).op->kink) continue;
+    for (std::size_t k = 0; k < tape.node(i).parents.size(); ++k) {
+      const Matrix<T>& x = tape.node(tape.node(i).parents[k]).value;
+      const auto near = kink_coordinates(x, reach);
+      if (!near.empty()) warnings.push_back(kink_warning(tape, i, k, x, near, reach));
+    }
+  }
   return warnings;
 }
 

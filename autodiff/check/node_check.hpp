@@ -19,8 +19,8 @@ namespace tapegrad {
 /// random upstream gradient W; names the node whose VJP is wrong. The VJP is the engine's (T, from `tape`);
 /// the differences are taken in R with the same op replayed from `reference` (the same graph recorded on
 /// Tape<R>), at the T parent values converted exactly, so a steep op (log near 0) is resolved too.
-/// A node with a kink (relu, abs) whose operand entry lies within the differences' reach of it is not judged:
-/// the kink guard's warning names it and the coordinate (a poor test point, not a VJP failure).
+/// At the coordinates of a kinked op's operand (relu, abs) within the differences' reach of the kink, the VJP
+/// is not judged: the kink guard's warning names them (a poor test point, not a VJP failure).
 /// No node is skipped silently: one whose op has no replay is listed as not checked (a warning, or a
 /// failure when `strict`), and one whose replay does not reproduce its recorded value bit for bit, in T or
 /// in R, is a failure (its VJP cannot be checked against differences of a different function).
@@ -128,21 +128,27 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
         continue;
       }
     }
-    // Differences that straddle a kink judge nothing: the kink guard says so instead of a failure.
-    const R reach = kink_reach<R>();
-    if (const auto k = near_kink(reference, i, reach)) {
-      report.warnings.push_back("per-node check: " + kink_warning(reference, i, *k, reach) +
-                                " (its VJP is not judged here)");
-      continue;
-    }
     // A VJP that is zero in truth (the softmax's, when W is constant along a row) meets stencil noise.
     const R J0 = J(parents_r);
     const R floor = engine_noise_floor(J0, engine_tol);
+    const R reach = kink_reach<R>();
     for (std::size_t k = 0; k < parents.size(); ++k) {
-      report.checks.push_back(compare<R, T>(
-          CheckKind::node_vjp, {}, tape.node_name(i) + " <- " + tape.node_name(node.parents[k]), scratch.grad(vars[k]),
-          central_difference<R>(J, parents_r, k, Stencil::sixth_order, R(1), threads), threshold,
-          "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3), floor));
+      const Matrix<T>& vjp = scratch.grad(vars[k]);
+      Matrix<R> numeric = central_difference<R>(J, parents_r, k, Stencil::sixth_order, R(1), threads);
+      // Differences that straddle a kink judge nothing: those coordinates take the VJP's own value (they cannot
+      // fail) and the kink guard names them; the node's other coordinates are judged as usual.
+      if (node.op->kink) {
+        const auto near = kink_coordinates(parents_r[k], reach);
+        const Matrix<R> vjp_r = near.empty() ? Matrix<R>() : convert<R>(vjp);
+        for (const auto& [r, c] : near)
+          numeric(r, c) = vjp_r(r, c);
+        if (!near.empty())
+          report.warnings.push_back("per-node check: " + kink_warning(reference, i, k, parents_r[k], near, reach) +
+                                    " (the VJP is not judged at those coordinates)");
+      }
+      report.checks.push_back(
+          compare<R, T>(CheckKind::node_vjp, {}, tape.node_name(i) + " <- " + tape.node_name(node.parents[k]), vjp,
+                        numeric, threshold, "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3), floor));
       report.checks.back().node = static_cast<long>(i);
       report.checks.back().node_name = tape.node_name(i);
     }

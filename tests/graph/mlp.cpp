@@ -18,8 +18,8 @@ const std::vector<std::string> mlp_names{"X", "W1", "b1", "W2", "b2"};
 
 } // namespace
 
-TEST_CASE("MLP with tanh and with GELU: every check passes, double against 50 digits") {
-  for (const Activation act : {Activation::tanh, Activation::gelu}) {
+TEST_CASE("MLP with tanh, GELU and relu: every check passes, double against 50 digits") {
+  for (const Activation act : {Activation::tanh, Activation::gelu, Activation::relu}) {
     CAPTURE(activation_name(act));
     test::RandomMatrices random(131);
     CheckOptions opt;

@@ -76,3 +76,18 @@ TEST_CASE("cross_entropy: the gradient in double checked against 50-digit finite
     CHECK(r.passed());
   }
 }
+
+TEST_CASE("cross_entropy: a masked target or an entirely -inf row is a DomainError naming the row") {
+  Tape<double> tape;
+  auto a = tape.input(matrix<double>({{0, 1}, {-INFINITY, 2}}), "L");
+  CHECK_THROWS_WITH_AS(cross_entropy(a, {1, 0}, "J"),
+                       "cross_entropy(L) for 'J': row 1 of L has -inf at its target 0: its loss is infinite (the "
+                       "target is masked)",
+                       DomainError);
+  CHECK(is_finite(cross_entropy(a, {1, 1}).value()(0, 0))); // the masked entry elsewhere in the row is fine
+  auto b = tape.input(matrix<double>({{-INFINITY, -INFINITY}}), "M");
+  CHECK_THROWS_WITH_AS(cross_entropy(b, {0}),
+                       "cross_entropy(M): row 0 of M has -inf at its target 0 (the row is entirely -inf): its loss is "
+                       "infinite (the target is masked)",
+                       DomainError);
+}

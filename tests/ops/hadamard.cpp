@@ -51,3 +51,15 @@ TEST_CASE("hadamard: shapes that do not broadcast are a ShapeError naming both o
       "hadamard(C, A): C is 2x2 but A is 2x3; per axis the sizes must be equal or one of them 1 (broadcasting)",
       ShapeError);
 }
+
+TEST_CASE_TEMPLATE("hadamard and div: a broadcast operand over masked (-inf) entries gets 0 from them, not NaN", T,
+                   TAPEGRAD_TEST_TYPES) {
+  Tape<T> tape;
+  auto s = tape.input(matrix<T>({{T(1), T(2)}, {T(3), T(4)}}), "S");
+  auto tau = tape.input(matrix<T>({{T(2)}}), "tau");
+  // causal_mask puts -inf above the diagonal; softmax gives those entries gradient 0
+  auto m = causal_mask(s);
+  tape.backward(sum(softmax_rows(hadamard(m, tau))) + sum(softmax_rows(div(m, tau))));
+  CHECK(is_finite(tau.grad()(0, 0)));
+  CHECK(is_finite(s.grad().sum()));
+}

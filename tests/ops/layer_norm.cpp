@@ -15,13 +15,13 @@ TEST_CASE_TEMPLATE("layer_norm: (x - mean) / sqrt(var + eps) per row, variance d
                        test::exact_tolerance<T>());
   tape.backward(sum(y));
   CHECK(is_finite(a.grad().sum()));
-  // eps = 0 on a constant row: variance + eps = 0, a DomainError naming the row
+  // the gradient of sum(layer_norm(x)) is 0 in truth (each row of the result sums to 0)
+  CHECK(a.grad().cwiseAbs().maxCoeff() <= test::exact_tolerance<T>() * T(16));
+  // eps = 0 on a constant row: 0 / 0, the NaN the formula gives (graph-format-v2 defines no error there)
   auto c = tape.input(matrix<T>({{T(1), T(2)}, {T(3), T(3)}}), "C");
-  CHECK_THROWS_WITH_AS(
-      layer_norm(c, T(0), "N"),
-      "layer_norm(C) for 'N': row 1 of C has variance + eps = 0; the square root needs it > 0 (eps > 0 "
-      "keeps a constant row finite)",
-      DomainError);
+  const Var<T> n0 = layer_norm(c, T(0), "N");
+  CHECK(is_nan(n0.value()(1, 0)));
+  CHECK(n0.value()(0, 1) == T(1));
 }
 
 TEST_CASE("layer_norm: the default eps is the decimal 1e-5 to every digit, not the double nearest it") {

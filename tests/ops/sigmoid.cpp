@@ -26,3 +26,19 @@ TEST_CASE_TEMPLATE("sigmoid: gradient against central differences, non-square", 
   test::RandomMatrices random(71);
   test::check_op_gradient<T>("sigmoid", {random.make<T>(3, 2)}, [](const auto& in) { return sigmoid(in[0]); });
 }
+
+TEST_CASE_TEMPLATE("sigmoid: at +-50 the value and the derivative keep every digit (no threshold, no 1 - s rounding)",
+                   T, TAPEGRAD_TEST_TYPES) {
+  using std::abs;
+  using std::exp;
+  Tape<T> tape;
+  const T x(50);
+  auto a = tape.input(matrix<T>({{-x, x}}));
+  auto y = sigmoid(a);
+  tape.backward(sum(y));
+  const T e = exp(-x); // sigmoid(-x) = e / (1 + e); sigmoid'(+-x) = e / (1 + e)^2
+  const T tol = test::exact_tolerance<T>();
+  CHECK(abs(y.value()(0, 0) / (e / (T(1) + e)) - T(1)) <= tol);
+  CHECK(abs(a.grad()(0, 0) / (e / ((T(1) + e) * (T(1) + e))) - T(1)) <= tol);
+  CHECK(abs(a.grad()(0, 1) / (e / ((T(1) + e) * (T(1) + e))) - T(1)) <= tol);
+}

@@ -29,3 +29,18 @@ TEST_CASE_TEMPLATE("softplus: gradient against central differences, non-square",
   test::RandomMatrices random(73);
   test::check_op_gradient<T>("softplus", {random.make<T>(2, 3)}, [](const auto& in) { return softplus(in[0]); });
 }
+
+TEST_CASE_TEMPLATE("softplus: at -50 the value is log1p(e^-50) to every digit, not 0 or a thresholded copy of x", T,
+                   TAPEGRAD_TEST_TYPES) {
+  using std::abs;
+  using std::exp;
+  Tape<T> tape;
+  const T x(50);
+  auto y = softplus(tape.input(matrix<T>({{-x, x}})));
+  const T e = exp(-x);
+  const T series = e - e * e / T(2) + e * e * e / T(3); // log(1 + e), the rest below 1e-86 relative
+  const T tol = test::exact_tolerance<T>();
+  CHECK(abs(y.value()(0, 0) / series - T(1)) <= tol);
+  CHECK(abs(y.value()(0, 1) - (x + series)) <= tol * x); // x + log(1 + e^-x), not x
+  if (digits10<T>() > 30) CHECK(y.value()(0, 1) != x);   // e^-50 is below double's resolution of 50
+}

@@ -22,3 +22,15 @@ TEST_CASE_TEMPLATE("tanh: gradient against central differences, non-square", T, 
   test::RandomMatrices random(67);
   test::check_op_gradient<T>("tanh", {random.make<T>(2, 3)}, [](const auto& in) { return tanh(in[0]); });
 }
+
+TEST_CASE_TEMPLATE("tanh: the derivative at 30 keeps every digit where tanh rounds to 1", T, TAPEGRAD_TEST_TYPES) {
+  using std::abs;
+  using std::exp;
+  Tape<T> tape;
+  auto a = tape.input(matrix<T>({{T(30), T(-30)}}));
+  tape.backward(sum(tanh(a)));
+  const T e = exp(T(-60)); // 1 - tanh(30)^2 = 4 e / (1 + e)^2, e = e^-60
+  const T expected = T(4) * e / ((T(1) + e) * (T(1) + e));
+  CHECK(abs(a.grad()(0, 0) / expected - T(1)) <= test::exact_tolerance<T>());
+  CHECK(abs(a.grad()(0, 1) / expected - T(1)) <= test::exact_tolerance<T>());
+}

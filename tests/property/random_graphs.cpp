@@ -18,6 +18,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -211,7 +212,9 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
     for (int s = 0; s < steps; ++s) {
       for (int attempt = 0; attempt < 50; ++attempt) {
         Step st;
-        st.op = BuiltinOps::infos[*rc::gen::inRange<std::size_t>(0, BuiltinOps::size)];
+        // at the nominal size: rapidcheck's inRange grows with the size, which would favour the ops listed first
+        st.op =
+            BuiltinOps::infos[*rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::size_t>(0, BuiltinOps::size))];
         const int arity = static_cast<int>(st.op->arity) + (st.op->variadic ? *rc::gen::inRange(0, 2) : 0);
         for (int k = 0; k < arity; ++k) {
           std::vector<int> fit;
@@ -381,6 +384,37 @@ TEST_CASE("property: the tape's gradient equals 50-digit finite differences with
   MESSAGE("threshold: check_gradient<double, mpfr 50 digits>, fixed from double's epsilon before the run");
   CHECK(rc::check("tape (double) vs 50-digit finite differences, dual numbers, per-node VJPs",
                   [] { tape_matches_finite_differences(false); }));
+}
+
+TEST_CASE("property generator coverage: every op of the list drawn, broadcast operands and axis reductions") {
+  std::map<std::string_view, int> drawn;
+  int graphs = 0, broadcast = 0, axis = 0;
+  CHECK(rc::check("the generator's graphs, counted", [&] {
+    const Recipe r = *gen_recipe();
+    ++graphs;
+    const auto shape_of = [&](int id) {
+      const std::size_t ni = r.shapes.size();
+      return id < static_cast<int>(ni) ? r.shapes[static_cast<std::size_t>(id)]
+                                       : std::pair{r.steps[static_cast<std::size_t>(id) - ni].rows,
+                                                   r.steps[static_cast<std::size_t>(id) - ni].cols};
+    };
+    for (const Step& st : r.steps) {
+      ++drawn[st.op->name];
+      if (st.args.size() == 2 && st.op->shapes == broadcast_shapes && shape_of(st.args[0]) != shape_of(st.args[1]))
+        ++broadcast;
+      for (const StepParam& q : st.params)
+        axis += q.name == "axis" && !q.absent;
+    }
+  }));
+  std::ostringstream counts;
+  for (const OpInfo* op : BuiltinOps::infos) {
+    counts << " " << op->name << " " << drawn[op->name];
+    CHECK_MESSAGE(drawn[op->name] > 0, "the generator never drew " << op->name);
+  }
+  MESSAGE(graphs << " graphs; op nodes drawn per op:" << counts.str() << "; broadcast nodes (operands of two shapes) "
+                 << broadcast << ", axis reductions " << axis);
+  CHECK(broadcast > 0);
+  CHECK(axis > 0);
 }
 
 TEST_CASE("property with teeth: with the overwrite-accumulation fault injected, property 1 is falsified") {

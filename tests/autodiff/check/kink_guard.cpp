@@ -2,6 +2,8 @@
 // the per-node check does not call such a node's VJP a failure.
 #include "graphs.hpp"
 
+#include <tapegrad/ops/elementwise.hpp>
+
 using namespace tapegrad;
 using namespace tapegrad::test;
 
@@ -35,17 +37,46 @@ TEST_CASE("kink guard: an operand entry within the reach of the differences is n
   CHECK(kink_warnings(KinkCase(0).tape, reach).size() == 1); // on the kink itself
 }
 
-TEST_CASE("kink guard: the per-node check warns at a kink instead of failing, and checks the same node away from it") {
+TEST_CASE("kink guard: the per-node check does not judge the coordinates at a kink, and judges the others") {
   KinkCase at(0);
   const CheckReport r = node_check(at.tape, at.reference, 1, fd_threshold<double, float50>());
   print(r);
-  CHECK(r.checks.empty()); // not judged
+  REQUIRE(r.checks.size() == 1);
+  CHECK(r.checks[0].passed);
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0].find("per-node check: kink: r (Relu): entry (1, 0) of its operand x is 0") == 0);
   KinkCase away(0.125);
   const CheckReport ok = node_check(away.tape, away.reference, 1, fd_threshold<double, float50>());
-  print(ok);
   REQUIRE(ok.checks.size() == 1);
   CHECK(ok.checks[0].passed);
   CHECK(ok.warnings.empty());
+}
+
+namespace {
+
+/// relu whose VJP passes twice the gradient: wrong at every coordinate with x > 0.
+struct DoubledReluOp {
+  static constexpr OpInfo info{.name = "doubled_relu", .node = "DoubledRelu", .kink = true};
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return record_unary<DoubledReluOp>(
+        in, p, std::move(label), [](const T& x) { return x > T(0) ? x : T(0); },
+        [](const T& x, const T&) { return x > T(0) ? T(2) : T(0); });
+  }
+};
+
+} // namespace
+
+TEST_CASE("kink guard: a wrong VJP of a kinked op is still caught at the coordinates away from the kink") {
+  Matrix<double> x(2, 2);
+  x << 0.5, -0.25, 0, 0.75; // (1, 0) at the kink
+  Tape<double> tape;
+  Tape<float50> reference;
+  DoubledReluOp::apply<double>(operands(tape.input(x, "x")), {}, "bad");
+  DoubledReluOp::apply<float50>(operands(reference.input(convert<float50>(x), "x")), {}, "bad");
+  const CheckReport r = node_check(tape, reference, 1, fd_threshold<double, float50>());
+  print(r);
+  REQUIRE(r.checks.size() == 1);
+  CHECK_FALSE(r.checks[0].passed);
+  CHECK(r.checks[0].node_name == "bad");
+  CHECK(r.warnings.size() == 1); // the kink coordinate, not judged
 }
