@@ -29,10 +29,13 @@ template <Real T> auto expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::In
   return x.replicate(rows / x.rows(), cols / x.cols());
 }
 
-/// g x, but exactly 0 where g is 0: an upstream gradient of 0 (a masked entry, a dropped one) times an
-/// infinite operand entry (-inf after a mask) contributes nothing, not 0 * inf = NaN.
+/// g x, but exactly 0 where g is 0 and x infinite: an upstream gradient of 0 (a masked entry, a dropped one)
+/// times an infinite operand entry (-inf after a mask) contributes nothing, not 0 * inf = NaN. Every other
+/// product, NaN ones included, is g x.
 struct ZeroSafeProduct {
-  template <class T> T operator()(const T& g, const T& x) const { return g == T(0) ? T(0) : T(g * x); }
+  template <class T> T operator()(const T& g, const T& x) const {
+    return g == T(0) && (x == infinity<T>() || x == -infinity<T>()) ? T(0) : T(g * x);
+  }
 };
 
 /// Adds the upstream contribution `g` (shaped like the result) into operand k's adjoint, summed over the axes

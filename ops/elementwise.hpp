@@ -1,6 +1,6 @@
 #pragma once
 // Unary elementwise ops, shared: result[i][j] = f(a[i][j]) and, in the VJP, da[i][j] += grad[i][j] f'(a[i][j]),
-// the derivative given the operand's entry and the result's (tanh' = 1 - y^2 reads the result). Each op in its
+// the derivative given the operand's entry and the result's (sqrt' = 1 / (2 y) reads the result). Each op in its
 // own header supplies f, f' and its descriptor (ops/relu.hpp, ops/tanh.hpp, ...).
 #include "../autodiff/operands.hpp"
 

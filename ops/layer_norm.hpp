@@ -9,7 +9,7 @@ namespace tapegrad {
 ///            result[i][j] = (a[i][j] - mu_i) / sqrt(var_i + eps)
 ///   VJP      da[i][j] += (grad[i][j] - mean_j grad[i][j] - result[i][j] mean_j(grad[i][j] result[i][j]))
 ///                        / sqrt(var_i + eps)
-/// eps (default the exact decimal 1e-5) keeps a constant row finite; var_i + eps <= 0 gives 0 or NaN (the formula).
+/// eps (default the exact decimal 1e-5) keeps a constant row finite; var_i + eps <= 0 gives NaN or +-inf (the formula).
 struct LayerNormOp {
   static constexpr OpInfo info{.name = "layer_norm",
                                .call = "layer_norm(a, eps)",

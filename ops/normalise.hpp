@@ -21,8 +21,8 @@ template <Real T> Params<T> default_eps() {
 namespace detail {
 
 /// Each row's s (see above) for a. Where the variance (mean square) + eps is not > 0 (a constant row with
-/// eps = 0, a negative eps) s is what the formula gives, 0 or NaN, and so is the row's result: graph-format-v2
-/// defines no error there, and eps > 0 (the default) keeps every row finite.
+/// eps = 0, a negative eps) s is what the formula gives, 0 or NaN, and the row's result is then NaN or +-inf:
+/// graph-format-v2 defines no error there, and eps > 0 (the default) keeps every row finite.
 template <Real T> Matrix<T> row_scales(const Var<T>& a, const T& eps, bool centred) {
   const Matrix<T>& x = a.value();
   const T n = T(static_cast<long>(x.cols()));

@@ -74,8 +74,9 @@ template <Real T> Var<T> PowOp::apply(std::span<const Var<T>> in, const Params<T
   const std::string text =
       p.number_from_text("exponent") ? p.number_text("exponent") : to_decimal(plain(e)); // the value made in C++
   using std::floor;
+  // whole, and finite in T (a text such as "1e400" is whole but rounds to inf in double: it counts as inf does)
   const bool whole =
-      p.number_from_text("exponent") ? decimal_is_whole(text) : is_finite(plain(e)) && floor(plain(e)) == plain(e);
+      is_finite(plain(e)) && (p.number_from_text("exponent") ? decimal_is_whole(text) : floor(plain(e)) == plain(e));
   const Domain d = !whole ? Domain::positive : e < T(0) ? Domain::nonzero : Domain::any;
   require_domain(info, in, 0, label, d, "with exponent " + text + (whole ? "" : " (not a whole number)"));
   return record_unary<PowOp>(

@@ -6,7 +6,7 @@ namespace tapegrad {
 /// rms_norm(a, eps): each ROW divided by its root mean square (not centred).   a: m x n, result: m x n
 ///   forward  r_i = sqrt((1/n) sum_j a[i][j]^2 + eps),   result[i][j] = a[i][j] / r_i
 ///   VJP      da[i][j] += (grad[i][j] - result[i][j] mean_j(grad[i][j] result[i][j])) / r_i
-/// eps (default the exact decimal 1e-5) keeps a zero row finite; mean square + eps <= 0 gives 0 or NaN (the formula).
+/// eps (default the exact decimal 1e-5) keeps a zero row finite; mean square + eps <= 0 gives NaN or +-inf (the formula).
 struct RmsNormOp {
   static constexpr OpInfo info{.name = "rms_norm",
                                .call = "rms_norm(a, eps)",
