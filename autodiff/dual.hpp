@@ -71,12 +71,12 @@ template <Real T> Dual<T> abs(const Dual<T>& a) {
 }
 
 /// tanh'(x) = 1 - tanh(x)^2 = 4 e / (1 + e)^2 with e = exp(-2 |x|): no cancellation where tanh rounds to +-1
-/// (0 at +-inf).
+/// (0 at +-inf). In two steps, so that ops/tanh.hpp can take the exp of a whole array at once.
+template <Real T> T tanh_derivative_from_exp(const T& e) { return T(4) * e / ((T(1) + e) * (T(1) + e)); }
 template <Real T> T tanh_derivative(const T& x) {
   using std::abs;
   using std::exp;
-  const T e = exp(T(-2) * abs(x));
-  return T(4) * e / ((T(1) + e) * (T(1) + e));
+  return tanh_derivative_from_exp(T(exp(T(-2) * abs(x))));
 }
 /// d tanh(x) = tanh'(x) dx
 template <Real T> Dual<T> tanh(const Dual<T>& a) {

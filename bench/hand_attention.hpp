@@ -3,7 +3,7 @@
 // against (what a careful person would write for one fixed graph). It uses the same kernels as the tape's ops
 // (tapegrad::product, straight to OpenBLAS when the build uses it, and exp_in_place, libmvec's vector exp),
 // so the ratio of the two is the tape's own overhead, not a difference of kernels. Bench only.
-#include <tapegrad/autodiff/vector_exp.hpp>
+#include <tapegrad/autodiff/vector_math.hpp>
 #include <tapegrad/ops/matmul.hpp>
 
 namespace tapegrad::bench {

@@ -2,13 +2,16 @@
 // positions and an output projection learns to reverse a short sequence (graph/models/tiny_model.hpp).
 //
 // Before training, the first step's gradients are verified with the checker: every coordinate of every
-// parameter against 50-digit finite differences, plus dual numbers and every node's VJP. Then Adam trains
-// on fresh seeded batches, printing the loss every few steps, and the model is tested on sequences it has
-// never seen. Exits 1 if the check fails or the final loss is above --max-loss.
+// parameter against 50-digit finite differences, plus dual numbers and every node's VJP, summarised as
+// `tapegrad check` prints it. Then Adam trains on fresh seeded batches, printing the loss every few steps, and
+// the model is tested on sequences it has never seen. Exits 1 if the check fails or the final loss is above
+// --max-loss.
 //
 //   05_tiny_training [--steps N] [--max-loss X] [--seed S] [--no-check]
 #include <tapegrad/autodiff/check.hpp>
 #include <tapegrad/graph/models/tiny_model.hpp>
+
+#include <report.hpp> // app/: the text report of `tapegrad check`
 
 #include <chrono>
 #include <cstdlib>
@@ -69,28 +72,12 @@ int main(int argc, char** argv) {
     CheckOptions opt;
     opt.seed = seed;
     opt.reference_digits = 50;
-    const auto t0 = std::chrono::steady_clock::now();
-    const CheckReport report = check_gradient<double, mpfr_real>(first, params.values(), params.names(), opt);
-    std::size_t failed = 0, coordinates = 0;
-    std::string worst = "0", worst_what, threshold;
-    for (const CheckResult& c : report.checks) {
-      failed += !c.passed;
-      if (c.name == "tape vs finite differences") {
-        if (std::stod(c.max_rel_error) >= std::stod(worst)) {
-          worst = c.max_rel_error;
-          worst_what = c.input;
-        }
-        threshold = c.threshold;
-      }
-    }
-    for (const Matrix<double>& p : params.values())
-      coordinates += static_cast<std::size_t>(p.size());
-    std::cout << "first step checked: " << report.checks.size() << " checks over " << coordinates
-              << " parameter coordinates (50-digit finite differences, dual numbers, every node's VJP), " << failed
-              << " failed; worst tape vs finite differences " << worst << " (" << worst_what << ") against "
-              << threshold << " [" << std::fixed << std::setprecision(1) << seconds_since(t0) << " s]\n"
-              << std::defaultfloat;
-    if (failed > 0 || !report.passed()) {
+    CheckReport report;
+    report.append(check_gradient<double, mpfr_real>(first, params.values(), params.names(), opt),
+                  "tiny model, first step");
+    std::cout << "first step, checked on one sequence:\n";
+    app::print_report(std::cout, report, false);
+    if (!report.passed()) {
       std::cout << "the gradients do not check out: not training\n";
       return 1;
     }

@@ -3,6 +3,7 @@
 // the derivative given the operand's entry and the result's (sqrt' = 1 / (2 y) reads the result). Each op in its
 // own header supplies f, f' and its descriptor (ops/relu.hpp, ops/tanh.hpp, ...).
 #include "../autodiff/operands.hpp"
+#include "../autodiff/vector_math.hpp"
 
 namespace tapegrad {
 
@@ -14,28 +15,43 @@ template <Real T> T sigmoid_of(const T& x) {
   return e / (T(1) + e);
 }
 
-/// Records unary elementwise op `Op` on in[0]: checks the operand's domain (OpInfo::domains), then
-/// result = f(x) entry by entry, and a VJP that adds grad * df(x, y) into the operand's adjoint.
-template <class Op, Real T, class F, class DF>
-Var<T> record_unary(std::span<const Var<T>> in, const Params<T>& p, std::string label, F f, DF df) {
+/// Records unary elementwise op `Op` on in[0], a whole array at a time (for ops whose f or f' uses a vector
+/// kernel, autodiff/vector_math.hpp): checks the operand's domain (OpInfo::domains), then
+/// `forward(x, result)` fills result (x's shape) with f(x), and the VJP adds grad * f' into the operand's
+/// adjoint, with `derivative(x, y, d)` filling d with f'(x) given the operand x and the result y.
+template <class Op, Real T, class Forward, class Derivative>
+Var<T> record_unary_arrays(std::span<const Var<T>> in, const Params<T>& p, std::string label, Forward forward,
+                           Derivative derivative) {
   Tape<T>& tape = common_tape(Op::info, in);
   require_domain(Op::info, in, 0, label);
   const Matrix<T>& x = in[0].value();
   Matrix<T> result = tape.buffer(x.rows(), x.cols());
-  for (Eigen::Index e = 0; e < x.size(); ++e)
-    result.data()[e] = f(x.data()[e]);
+  forward(x, result);
   return tape.template record<Op>(
       in, std::move(result),
-      [df](Backprop<T>& bp) {
+      [derivative](Backprop<T>& bp) {
         bp.accumulate_with(0, [&](Matrix<T>& out) {
-          const Matrix<T>& g = bp.grad();
-          const Matrix<T>& a = bp.input(0);
-          const Matrix<T>& y = bp.result();
-          for (Eigen::Index e = 0; e < g.size(); ++e)
-            out.data()[e] = g.data()[e] * df(a.data()[e], y.data()[e]);
+          derivative(bp.input(0), bp.result(), out);
+          out.array() *= bp.grad().array();
         });
       },
       std::move(label), p);
+}
+
+/// The same, entry by entry: result = f(x), and the VJP's f' = df(x, y) from the operand's entry and the result's
+/// (sqrt' = 1 / (2 y) reads the result).
+template <class Op, Real T, class F, class DF>
+Var<T> record_unary(std::span<const Var<T>> in, const Params<T>& p, std::string label, F f, DF df) {
+  return record_unary_arrays<Op>(
+      in, p, std::move(label),
+      [f](const Matrix<T>& x, Matrix<T>& result) {
+        for (Eigen::Index e = 0; e < x.size(); ++e)
+          result.data()[e] = f(x.data()[e]);
+      },
+      [df](const Matrix<T>& x, const Matrix<T>& y, Matrix<T>& d) {
+        for (Eigen::Index e = 0; e < x.size(); ++e)
+          d.data()[e] = df(x.data()[e], y.data()[e]);
+      });
 }
 
 } // namespace tapegrad

@@ -1,6 +1,6 @@
 #pragma once
 #include "../autodiff/operands.hpp"
-#include "../autodiff/vector_exp.hpp"
+#include "../autodiff/vector_math.hpp"
 
 namespace tapegrad {
 

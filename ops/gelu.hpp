@@ -24,19 +24,33 @@ struct GeluOp {
 template <Real T> Var<T> GeluOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   using std::sqrt;
   const T r2 = sqrt(T(2)), r2pi = sqrt(T(2) * pi<T>());
-  return record_unary<GeluOp>(
+  // Both vectorised for double (autodiff/vector_math.hpp): the erfc of every entry, and the exp of the derivative.
+  return record_unary_arrays<GeluOp>(
       in, p, std::move(label),
-      [r2](const T& x) {
-        using std::erfc;
-        if (x == -infinity<T>()) return T(0);
-        return x * erfc(-x / r2) / T(2);
+      [r2](const Matrix<T>& x, Matrix<T>& result) {
+        result = x.unaryExpr([r2](const T& v) { return T(-v / r2); });
+        erfc_in_place(result.data(), static_cast<std::size_t>(result.size()));
+        for (Eigen::Index e = 0; e < x.size(); ++e) {
+          const T& v = x.data()[e];
+          T& y = result.data()[e];
+          y = v == -infinity<T>() ? T(0) : T(v * y / T(2));
+        }
       },
-      [r2, r2pi](const T& x, const T&) {
-        using std::erfc;
-        using std::exp;
-        if (x == -infinity<T>()) return T(0);
-        if (x == infinity<T>()) return T(1); // Phi(inf) + inf phi(inf), without inf * 0
-        return erfc(-x / r2) / T(2) + x * exp(-x * x / T(2)) / r2pi;
+      [r2, r2pi](const Matrix<T>& x, const Matrix<T>&, Matrix<T>& d) {
+        Matrix<T> phi = x.unaryExpr([](const T& v) { return T(-v * v / T(2)); });
+        exp_in_place(phi.data(), static_cast<std::size_t>(phi.size()));
+        d = x.unaryExpr([r2](const T& v) { return T(-v / r2); });
+        erfc_in_place(d.data(), static_cast<std::size_t>(d.size()));
+        for (Eigen::Index e = 0; e < x.size(); ++e) {
+          const T& v = x.data()[e];
+          T& g = d.data()[e];
+          if (v == -infinity<T>())
+            g = T(0);
+          else if (v == infinity<T>())
+            g = T(1); // Phi(inf) + inf phi(inf), without inf * 0
+          else
+            g = g / T(2) + v * phi.data()[e] / r2pi;
+        }
       });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, GeluOp, T)

@@ -1,5 +1,6 @@
 #pragma once
 #include "../autodiff/operands.hpp"
+#include "../autodiff/vector_math.hpp"
 
 namespace tapegrad {
 
@@ -28,10 +29,8 @@ template <Real T> Var<T> LogOp::apply(std::span<const Var<T>> in, const Params<T
   require_domain(info, in, 0, label);
   const Matrix<T>& x = in[0].value();
   Matrix<T> result = tape.buffer(x.rows(), x.cols());
-  result.noalias() = x.unaryExpr([](const T& v) -> T {
-    using std::log;
-    return log(v);
-  });
+  result = x;
+  log_in_place(result.data(), static_cast<std::size_t>(result.size())); // vectorised for double
   return tape.template record<LogOp>(
       in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
       std::move(label));

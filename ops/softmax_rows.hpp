@@ -1,6 +1,6 @@
 #pragma once
 #include "../autodiff/operands.hpp"
-#include "../autodiff/vector_exp.hpp"
+#include "../autodiff/vector_math.hpp"
 
 #include <type_traits>
 
@@ -39,7 +39,7 @@ template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x)
         result(i, j) = x(i, j) == mx ? T(1) : T(0);
       result.row(i) /= result.row(i).sum();
     } else {
-      // exp(x - mx) over the row in one call (vectorised for double, autodiff/vector_exp.hpp); -inf - mx is
+      // exp(x - mx) over the row in one call (vectorised for double, autodiff/vector_math.hpp); -inf - mx is
       // -inf and its exp exactly 0.
       result.row(i).array() = x.row(i).array() - mx;
       exp_in_place(&result(i, 0), static_cast<std::size_t>(n));

@@ -3,10 +3,20 @@
 
 namespace tapegrad {
 
+/// d = tanh'(x) entry by entry, as tanh_derivative computes it (the exp of the whole array at once).
+template <Real T> void tanh_derivative_of(const Matrix<T>& x, Matrix<T>& d) {
+  d = x.unaryExpr([](const T& v) {
+    using std::abs;
+    return T(T(-2) * abs(v));
+  });
+  exp_in_place(d.data(), static_cast<std::size_t>(d.size()));
+  d = d.unaryExpr([](const T& e) { return tanh_derivative_from_exp(e); });
+}
+
 /// tanh(a), elementwise.                                  a, result: m x n
 ///   forward  result[i][j] = tanh(a[i][j])
 ///   VJP      da[i][j] += grad[i][j] (1 - result[i][j]^2), computed as 4 e / (1 + e)^2 with e = exp(-2 |x|), which
-///            keeps its digits where tanh rounds to +-1 (autodiff/dual.hpp: tanh_derivative)
+///            keeps its digits where tanh rounds to +-1 (autodiff/dual.hpp: tanh_derivative, the same formula)
 struct TanhOp {
   static constexpr OpInfo info{.name = "tanh",
                                .call = "tanh(a)",
@@ -22,13 +32,14 @@ struct TanhOp {
 };
 
 template <Real T> Var<T> TanhOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  return record_unary<TanhOp>(
+  // Both vectorised for double (autodiff/vector_math.hpp): tanh itself, and the exp of the derivative.
+  return record_unary_arrays<TanhOp>(
       in, p, std::move(label),
-      [](const T& x) {
-        using std::tanh;
-        return tanh(x);
+      [](const Matrix<T>& x, Matrix<T>& result) {
+        result = x;
+        tanh_in_place(result.data(), static_cast<std::size_t>(result.size()));
       },
-      [](const T& x, const T&) { return tanh_derivative(x); });
+      [](const Matrix<T>& x, const Matrix<T>&, Matrix<T>& d) { tanh_derivative_of(x, d); });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, TanhOp, T)
 #include "../autodiff/instances.hpp"
