@@ -124,10 +124,7 @@ template <Real T> nlohmann::ordered_json matrix_json(const Matrix<T>& m) {
 
 /// Records the file's graph on `tape`: the Vars of inputs and nodes in file order.
 template <Real T> std::vector<Var<T>> record_file(Tape<T>& tape, const FileGraph<T>& graph) {
-  std::vector<Var<T>> in;
-  for (std::size_t k = 0; k < graph.inputs().size(); ++k)
-    in.push_back(tape.input(graph.inputs()[k], graph.names()[k]));
-  return graph.record(tape, in);
+  return graph.record(tape, graph.record_inputs(tape));
 }
 
 template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& args) {

@@ -197,6 +197,17 @@ private:
   std::size_t size_ = 0;
 };
 
+/// Sets parameter `spec` of p to its default (ParamSpec::default_value), made in T from the text as a graph
+/// file's reader makes it: a number rounded once from its decimal (keeping the text), an integer parsed.
+/// UsageError for a parameter with no default, or of a type whose defaults are not written as text.
+template <Real T> Params<T>& set_default(Params<T>& p, const ParamSpec& spec) {
+  const std::string text(spec.default_value);
+  if (text.empty()) throw UsageError("set_default: parameter '" + std::string(spec.name) + "' has no default");
+  if (spec.type == ParamType::number) return p.set(spec.name, Number<T>{from_decimal<T>(text), text});
+  if (spec.type == ParamType::integer) return p.set(spec.name, std::stol(text));
+  throw UsageError("set_default: parameter '" + std::string(spec.name) + "' is a list; lists have no default");
+}
+
 /// A result shape.
 struct Shape {
   Eigen::Index rows = 0, cols = 0;

@@ -79,6 +79,30 @@ void require_domain(const OpInfo& op, std::span<const Var<T>> in, std::size_t k,
   require_domain(op, in, k, label, operand_domain(op, k));
 }
 
+/// Whether row i of x is entirely -inf (every entry masked).
+template <Real T> bool masked_row(const Matrix<T>& x, Eigen::Index i) {
+  for (Eigen::Index k = 0; k < x.cols(); ++k)
+    if (!(x(i, k) == -infinity<T>())) return false;
+  return true;
+}
+
+/// Row i's log-sum-exp with the row max taken out: log sum_k exp(x[i][k]) = max + log_total, with
+/// log_total = log sum_k exp(x[i][k] - max), so that entries of +-1e4 stay finite; -inf entries add exactly 0.
+/// A NaN entry, or an +inf one (inf - inf), makes log_total NaN. The row must not be entirely -inf (callers
+/// refuse it: masked_row).
+template <Real T> struct RowLogSumExp { T max, log_total; };
+template <Real T> RowLogSumExp<T> row_log_sum_exp(const Matrix<T>& x, Eigen::Index i) {
+  using std::exp;
+  using std::log;
+  T mx = -infinity<T>();
+  for (Eigen::Index k = 0; k < x.cols(); ++k)
+    if (x(i, k) > mx) mx = x(i, k);
+  T total(0);
+  for (Eigen::Index k = 0; k < x.cols(); ++k)
+    total += exp(x(i, k) - mx);
+  return {mx, log(total)};
+}
+
 /// The operands of an op, as apply() takes them.
 template <Real T, class... Vs> std::array<Var<T>, 1 + sizeof...(Vs)> operands(const Var<T>& a, const Vs&... rest) {
   return {a, rest...};

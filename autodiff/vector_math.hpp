@@ -2,14 +2,13 @@
 // exp, log, tanh and erfc over a contiguous array, in place: for double, glibc's vector functions (libmvec) with
 // the widest registers the CPU has, chosen at run time; for every other type, the scalar function entry by entry.
 //
-// Why: the softmax of attention at T = 512 computes 262,144 exps; the scalar glibc exp took about 1.37 ms for
-// them on the development machine, the AVX-512 variant 0.22 ms. The elementwise ops exp, log, tanh and gelu (an
-// erfc) and the softmax use these; bench/elementwise.cpp measures each against the scalar loop, and
-// bench/transformer_block.cpp the whole block.
+// Why: the softmax of attention at T = 512 computes 262,144 exps; the elementwise ops exp, log, tanh and gelu (an
+// erfc) and the softmax use these; bench/elementwise.cpp measures each against the scalar loop (README quotes
+// the numbers), and bench/transformer_block.cpp the whole block.
 //
-// The price is accuracy: libmvec documents at most 4 ulp for these functions (the scalar ones are within 1);
-// tests/autodiff/vector_math.cpp asserts <= 4 ulp against MPFR for each and prints the worst it measured. That is
-// far inside the engine's tolerance of 1024 eps. Special values (infinities, NaN, overflow, subnormal results,
+// The price is accuracy: libmvec documents at most 4 ulp for these functions; tests/autodiff/vector_math.cpp
+// asserts <= 4 ulp against MPFR for each kernel and prints the worst it measured. That is far inside the
+// engine's tolerance of 1024 eps. Special values (infinities, NaN, overflow, subnormal results,
 // log of 0 or of a negative) come out as the std:: function gives them, as the same test checks. Each entry's
 // result depends only on its argument, not on its position or the array's length: a tail shorter than a
 // register is padded with an argument whose result is discarded, not handed to the scalar function.
@@ -71,22 +70,26 @@ template <VectorFunction F, Real T> T scalar_function(const T& x) {
     return erfc(x);
 }
 
-/// Whether this build has a vector kernel for F.
+/// Whether this build has a vector kernel for F: each function named, so that a new one has none until its
+/// kernels are declared and called below.
 template <VectorFunction F> constexpr bool has_vector_kernel() {
-#if defined(TAPEGRAD_VECTOR_TANH_ERFC)
-  return true;
-#elif defined(TAPEGRAD_VECTOR_MATH)
-  return F == VectorFunction::exp || F == VectorFunction::log;
-#else
-  return false;
+#if defined(TAPEGRAD_VECTOR_MATH)
+  if (F == VectorFunction::exp || F == VectorFunction::log) return true;
 #endif
+#if defined(TAPEGRAD_VECTOR_TANH_ERFC)
+  if (F == VectorFunction::tanh || F == VectorFunction::erfc) return true;
+#endif
+  return false;
 }
 
 #ifdef TAPEGRAD_VECTOR_MATH
 inline VectorKernel widest_kernel() {
-  static const VectorKernel kernel = __builtin_cpu_supports("avx512f") ? VectorKernel::avx512
-                                     : __builtin_cpu_supports("avx2")  ? VectorKernel::avx2
-                                                                       : VectorKernel::scalar;
+  static const VectorKernel kernel = [] {
+    __builtin_cpu_init(); // in case the first call comes before the constructors that would run it
+    return __builtin_cpu_supports("avx512f") ? VectorKernel::avx512
+           : __builtin_cpu_supports("avx2")  ? VectorKernel::avx2
+                                             : VectorKernel::scalar;
+  }();
   return kernel;
 }
 
@@ -100,7 +103,8 @@ template <VectorFunction F> __attribute__((target("avx512f"))) inline __m512d ca
   if constexpr (F == VectorFunction::tanh) return _ZGVeN8v_tanh(v);
   if constexpr (F == VectorFunction::erfc) return _ZGVeN8v_erfc(v);
 #endif
-  return v; // not reached: has_vector_kernel<F>() is false
+  static_assert(has_vector_kernel<F>(), "call<F>: F has no vector kernel; apply_in_place must not get here");
+  return v;
 }
 
 template <VectorFunction F> __attribute__((target("avx2"))) inline __m256d call(__m256d v) {
@@ -110,7 +114,8 @@ template <VectorFunction F> __attribute__((target("avx2"))) inline __m256d call(
   if constexpr (F == VectorFunction::tanh) return _ZGVdN4v_tanh(v);
   if constexpr (F == VectorFunction::erfc) return _ZGVdN4v_erfc(v);
 #endif
-  return v; // not reached: has_vector_kernel<F>() is false
+  static_assert(has_vector_kernel<F>(), "call<F>: F has no vector kernel; apply_in_place must not get here");
+  return v;
 }
 
 // Each: whole registers, then the tail padded so that it goes through the same kernel as every other entry.
@@ -139,13 +144,22 @@ template <VectorFunction F> __attribute__((target("avx2"))) inline void run_avx2
 
 } // namespace detail
 
-/// The kernel apply_in_place<F, double> uses by default on this machine.
-template <VectorFunction F> VectorKernel default_kernel() {
+/// The kernel apply_in_place<F, double> runs when asked for `requested`: a vector kernel the CPU lacks falls back
+/// to the next narrower one, and a function this build has no vector kernel for is the scalar one.
+template <VectorFunction F> VectorKernel kernel_used(VectorKernel requested) {
 #ifdef TAPEGRAD_VECTOR_MATH
-  if constexpr (detail::has_vector_kernel<F>()) return detail::widest_kernel();
+  if constexpr (detail::has_vector_kernel<F>()) {
+    const VectorKernel widest = detail::widest_kernel();
+    if (requested == VectorKernel::avx512 && widest == VectorKernel::avx512) return VectorKernel::avx512;
+    if (requested != VectorKernel::scalar && widest != VectorKernel::scalar) return VectorKernel::avx2;
+  }
 #endif
+  (void)requested;
   return VectorKernel::scalar;
 }
+
+/// The kernel apply_in_place<F, double> uses by default on this machine: the widest it has.
+template <VectorFunction F> VectorKernel default_kernel() { return kernel_used<F>(VectorKernel::avx512); }
 
 /// "libmvec AVX-512", "libmvec AVX2" or "scalar".
 inline const char* kernel_name(VectorKernel k) {
@@ -160,17 +174,20 @@ inline const char* kernel_name(VectorKernel k) {
   return "scalar";
 }
 
-/// x[i] = F(x[i]) for i < n. For double, `kernel`: a vector kernel the CPU lacks falls back to the next narrower
-/// one, and a function this build has no vector kernel for is the scalar one; every other type uses the scalar
-/// function.
+/// x[i] = F(x[i]) for i < n. For double, the kernel kernel_used<F>(kernel) names; every other type uses the
+/// scalar function.
 template <VectorFunction F, Real T>
 void apply_in_place(T* x, std::size_t n, VectorKernel kernel = default_kernel<F>()) {
 #ifdef TAPEGRAD_VECTOR_MATH
   if constexpr (std::is_same_v<T, double> && detail::has_vector_kernel<F>()) {
-    if (kernel == VectorKernel::avx512 && detail::widest_kernel() == VectorKernel::avx512)
+    switch (kernel_used<F>(kernel)) {
+    case VectorKernel::avx512:
       return detail::run_avx512<F>(x, n);
-    if (kernel != VectorKernel::scalar && detail::widest_kernel() != VectorKernel::scalar)
+    case VectorKernel::avx2:
       return detail::run_avx2<F>(x, n);
+    case VectorKernel::scalar:
+      break;
+    }
   }
 #endif
   (void)kernel;

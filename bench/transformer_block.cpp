@@ -1,6 +1,7 @@
 // The pre-norm transformer block (graph/models/transformer_block.hpp) forward + backward, double, one thread:
-// D = 64, 4 heads of 16, MLP width 256, T = 16, 64, 256 positions. Its elementwise work (layer_norm, gelu,
-// softmax) uses the vector kernels of autodiff/vector_math.hpp; bench/elementwise.cpp measures those alone.
+// D = 64, 4 heads of 16, MLP width 256, T = 16, 64, 256 positions. gelu's erfc and exp and the softmax's exp use
+// the vector kernels of autodiff/vector_math.hpp (layer_norm's square roots are scalar); bench/elementwise.cpp
+// measures the kernels alone.
 #include <tapegrad/graph/models/transformer_block.hpp>
 
 #include <benchmark/benchmark.h>
@@ -22,10 +23,21 @@ std::vector<Matrix<double>> block_inputs(int T, std::uint64_t seed) {
     std::uniform_real_distribution<double> u(centre - half_width, centre + half_width);
     return Matrix<double>(Matrix<double>::NullaryExpr(rows, cols, [&] { return u(rng); }));
   };
-  const double w = 1 / std::sqrt(double(D)), w2 = 1 / std::sqrt(double(width));
-  return {draw(T, D, 0, 1),       draw(1, D, 1, 0.1),    draw(1, D, 0, 0.1), draw(D, D, 0, w),   draw(D, D, 0, w),
-          draw(D, D, 0, w),       draw(D, D, 0, w),      draw(1, D, 1, 0.1), draw(1, D, 0, 0.1), draw(D, width, 0, w),
-          draw(1, width, 0, 0.1), draw(width, D, 0, w2), draw(1, D, 0, 0.1)};
+  const std::vector<std::pair<int, int>> shapes = transformer_block_shapes(T, D, width);
+  std::vector<Matrix<double>> in;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const char kind = k == 0 ? 'X' : transformer_block_names()[k][0];
+    const auto [rows, cols] = shapes[k];
+    if (kind == 'X')
+      in.push_back(draw(rows, cols, 0, 1));
+    else if (kind == 'g')
+      in.push_back(draw(rows, cols, 1, 0.1));
+    else if (kind == 'c' || kind == 'b')
+      in.push_back(draw(rows, cols, 0, 0.1));
+    else
+      in.push_back(draw(rows, cols, 0, 1 / std::sqrt(double(rows))));
+  }
+  return in;
 }
 
 /// One tape for every iteration, as a training loop uses it: the inputs are recorded once, and each iteration

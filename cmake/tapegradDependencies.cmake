@@ -72,9 +72,8 @@ if(TAPEGRAD_BLAS)
                             PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial NO_DEFAULT_PATH)
 endif()
 
-# Vector exp: glibc's libmvec (part of libc6-dev on x86-64) gives the softmax and exp of double an AVX2 /
-# AVX-512 exp chosen at run time (autodiff/vector_math.hpp): bench_attention's softmax at T = 512 computes
-# 262,144 exps, 1.37 ms with the scalar exp and 0.22 ms with libmvec's. Without it, the scalar exp.
+# Vector exp, log, tanh and erfc: glibc's libmvec (part of libc6-dev on x86-64), AVX2 or AVX-512 chosen at run time
+# (autodiff/vector_math.hpp; README quotes what they buy). Without it, the scalar functions.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   tapegrad_optional_library(mvec TAPEGRAD_MVEC_LIBRARY TAPEGRAD_HAVE_LIBMVEC mvec)
 endif()

@@ -11,10 +11,11 @@
 #include <tapegrad/autodiff/check.hpp>
 #include <tapegrad/graph/models/tiny_model.hpp>
 
+#include "arguments.hpp"
+
 #include <report.hpp> // app/: the text report of `tapegrad check`
 
 #include <chrono>
-#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -44,18 +45,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--steps" && has_value)
-      steps = std::atoi(argv[++i]);
-    else if (a == "--max-loss" && has_value)
-      max_loss = std::atof(argv[++i]);
-    else if (a == "--seed" && has_value)
-      seed = std::strtoull(argv[++i], nullptr, 10);
+    if (a == "--steps" && has_value && examples::parse(argv[i + 1], steps))
+      ++i;
+    else if (a == "--max-loss" && has_value && examples::parse(argv[i + 1], max_loss))
+      ++i;
+    else if (a == "--seed" && has_value && examples::parse(argv[i + 1], seed))
+      ++i;
     else if (a == "--no-check")
       check = false;
     else {
       std::cerr << "usage: 05_tiny_training [--steps N] [--max-loss X] [--seed S] [--no-check]\n";
       return 2;
     }
+  }
+  if (steps < 1) {
+    std::cerr << "05_tiny_training: --steps must be at least 1\n";
+    return 2;
   }
   const TinyModelShape shape;
   const int batch_size = 16;

@@ -12,10 +12,11 @@
 #include <tapegrad/graph/models/mlp.hpp>
 #include <tapegrad/optim/optimizers.hpp>
 
+#include "arguments.hpp"
+
 #include <report.hpp> // app/: the text report of `tapegrad check`
 
 #include <cmath>
-#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -87,12 +88,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--steps" && has_value)
-      steps = std::atoi(argv[++i]);
-    else if (a == "--max-loss" && has_value)
-      max_loss = std::atof(argv[++i]);
-    else if (a == "--seed" && has_value)
-      seed = std::strtoull(argv[++i], nullptr, 10);
+    if (a == "--steps" && has_value && examples::parse(argv[i + 1], steps))
+      ++i;
+    else if (a == "--max-loss" && has_value && examples::parse(argv[i + 1], max_loss))
+      ++i;
+    else if (a == "--seed" && has_value && examples::parse(argv[i + 1], seed))
+      ++i;
     else if (a == "--activation" && has_value && parse_activation(argv[i + 1]))
       activation = *parse_activation(argv[++i]);
     else if (a == "--no-check")

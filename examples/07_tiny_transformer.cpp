@@ -16,10 +16,11 @@
 #include <tapegrad/graph/models/tiny_model.hpp>
 #include <tapegrad/graph/models/transformer_block.hpp>
 
+#include "arguments.hpp"
+
 #include <report.hpp> // app/: the text report of `tapegrad check`
 
 #include <cmath>
-#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -44,13 +45,13 @@ Parameters<double> block_model_parameters(std::uint64_t seed) {
   Parameters<double> p;
   p.add("E", uniform(V, D, 1));
   p.add("P", uniform(L, D, 1));
-  for (const std::string& name : transformer_block_names()) {
-    if (name == "X") continue;
+  const std::vector<std::pair<int, int>> shapes = transformer_block_shapes(L, D, F);
+  for (std::size_t k = 1; k < shapes.size(); ++k) { // after X
+    const std::string& name = transformer_block_names()[k];
+    const auto [rows, cols] = shapes[k];
     const bool gain = name[0] == 'g', bias = name[0] == 'c' || name[0] == 'b';
-    const int rows = gain || bias ? 1 : name == "W2" ? F : D;
-    const int cols = name == "W1" || name == "b1" ? F : D;
-    p.add(name, gain   ? Matrix<double>::Ones(1, cols)
-                : bias ? Matrix<double>::Zero(1, cols)
+    p.add(name, gain   ? Matrix<double>::Ones(rows, cols)
+                : bias ? Matrix<double>::Zero(rows, cols)
                        : uniform(rows, cols, rows));
   }
   p.add("Wu", uniform(D, V, D));
@@ -61,7 +62,7 @@ Parameters<double> block_model_parameters(std::uint64_t seed) {
 struct BlockModelLoss {
   std::vector<std::vector<long>> batch;
   template <Real U> Var<U> operator()(Tape<U>& tape, const std::vector<Var<U>>& p) const {
-    const TransformerBlockParams<U> block{p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13]};
+    const TransformerBlockParams<U> block = transformer_block_params(std::span<const Var<U>>(p).subspan(2, 12));
     const int h = shape.half;
     Var<U> total;
     for (std::size_t b = 0; b < batch.size(); ++b) {
@@ -97,12 +98,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--steps" && has_value)
-      steps = std::atoi(argv[++i]);
-    else if (a == "--max-loss" && has_value)
-      max_loss = std::atof(argv[++i]);
-    else if (a == "--seed" && has_value)
-      seed = std::strtoull(argv[++i], nullptr, 10);
+    if (a == "--steps" && has_value && examples::parse(argv[i + 1], steps))
+      ++i;
+    else if (a == "--max-loss" && has_value && examples::parse(argv[i + 1], max_loss))
+      ++i;
+    else if (a == "--seed" && has_value && examples::parse(argv[i + 1], seed))
+      ++i;
     else if (a == "--no-check")
       check = false;
     else {

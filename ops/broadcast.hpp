@@ -53,4 +53,18 @@ template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_
     bp.accumulate(k, Matrix<T>(g).rowwise().sum());
 }
 
+/// Records broadcasting binary op `Op` on in[0] and in[1]: the result shape from Op::shape (a ShapeError when
+/// they do not broadcast), each operand's domain (OpInfo::domains), then result = forward(a, b) with a and b
+/// expanded to the result's shape (lazy Eigen expressions), and `vjp` as the node's backward.
+template <class Op, Real T, class Forward, class Vjp>
+Var<T> record_broadcast(std::span<const Var<T>> in, const Params<T>& p, std::string label, Forward forward, Vjp vjp) {
+  Tape<T>& tape = common_tape(Op::info, in);
+  const Shape s = Op::shape(in, p);
+  for (std::size_t k = 0; k < in.size(); ++k)
+    require_domain(Op::info, in, k, label);
+  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  result.noalias() = forward(expanded(in[0].value(), s.rows, s.cols), expanded(in[1].value(), s.rows, s.cols));
+  return tape.template record<Op>(in, std::move(result), std::move(vjp), std::move(label));
+}
+
 } // namespace tapegrad

@@ -41,20 +41,11 @@ struct CrossEntropyOp {
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
-/// Whether row i of x is entirely -inf.
-template <Real T> bool masked_row(const Matrix<T>& x, Eigen::Index i) {
-  for (Eigen::Index k = 0; k < x.cols(); ++k)
-    if (!(x(i, k) == -infinity<T>())) return false;
-  return true;
-}
-
 template <Real T> Var<T> CrossEntropyOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   shape(in, p);
   const std::vector<long>& targets = p.indices("targets");
   const Matrix<T>& x = in[0].value();
-  using std::exp;
-  using std::log;
   T total(0);
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     // graph-format-v2: a row that is entirely -inf, or whose target entry is -inf, has no defined loss
@@ -64,13 +55,8 @@ template <Real T> Var<T> CrossEntropyOp::apply(std::span<const Var<T>> in, const
                         std::to_string(targets[static_cast<std::size_t>(i)]) +
                         (masked_row(x, i) ? " (the row is entirely -inf)" : "") +
                         ": its loss is infinite (the target is masked)");
-    T mx = x(i, 0);
-    for (Eigen::Index k = 1; k < x.cols(); ++k)
-      if (x(i, k) > mx) mx = x(i, k);
-    T z(0);
-    for (Eigen::Index k = 0; k < x.cols(); ++k)
-      z += exp(x(i, k) - mx);
-    total += mx + log(z) - x(i, targets[static_cast<std::size_t>(i)]);
+    const RowLogSumExp<T> lse = row_log_sum_exp(x, i);
+    total += lse.max + lse.log_total - x(i, targets[static_cast<std::size_t>(i)]);
   }
   Matrix<T> result = tape.buffer(1, 1);
   result(0, 0) = total / T(static_cast<long>(x.rows()));

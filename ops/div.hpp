@@ -26,20 +26,14 @@ struct DivOp {
 };
 
 template <Real T> Var<T> DivOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  Tape<T>& tape = common_tape(info, in);
-  const Shape s = shape(in, p);
-  require_domain(info, in, 1, label);
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
-  result.noalias() = expanded(in[0].value(), s.rows, s.cols).cwiseQuotient(expanded(in[1].value(), s.rows, s.cols));
-  return tape.template record<DivOp>(
-      in, std::move(result),
+  return record_broadcast<DivOp>(
+      in, p, std::move(label), [](const auto& a, const auto& b) { return a.cwiseQuotient(b); },
       [](Backprop<T>& bp) {
         const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
         const auto b = expanded(bp.input(1), rows, cols);
         accumulate_broadcast(bp, 0, bp.grad().cwiseQuotient(b));
         accumulate_broadcast(bp, 1, (-bp.grad()).binaryExpr(bp.result(), ZeroSafeProduct{}).cwiseQuotient(b));
-      },
-      std::move(label));
+      });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, DivOp, T)
 #include "../autodiff/instances.hpp"

@@ -23,18 +23,13 @@ struct HadamardOp {
 };
 
 template <Real T> Var<T> HadamardOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  Tape<T>& tape = common_tape(info, in);
-  const Shape s = shape(in, p);
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
-  result.noalias() = expanded(in[0].value(), s.rows, s.cols).cwiseProduct(expanded(in[1].value(), s.rows, s.cols));
-  return tape.template record<HadamardOp>(
-      in, std::move(result),
+  return record_broadcast<HadamardOp>(
+      in, p, std::move(label), [](const auto& a, const auto& b) { return a.cwiseProduct(b); },
       [](Backprop<T>& bp) {
         const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
         accumulate_broadcast(bp, 0, bp.grad().binaryExpr(expanded(bp.input(1), rows, cols), ZeroSafeProduct{}));
         accumulate_broadcast(bp, 1, bp.grad().binaryExpr(expanded(bp.input(0), rows, cols), ZeroSafeProduct{}));
-      },
-      std::move(label));
+      });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, HadamardOp, T)
 #include "../autodiff/instances.hpp"

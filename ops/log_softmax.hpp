@@ -31,24 +31,13 @@ template <Real T> Var<T> LogSoftmaxOp::apply(std::span<const Var<T>> in, const P
   const Matrix<T>& x = in[0].value();
   Matrix<T> result = tape.buffer(x.rows(), x.cols());
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    T mx = -infinity<T>();
-    bool all_masked = true;
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      all_masked = all_masked && x(i, j) == -infinity<T>();
-      if (x(i, j) > mx) mx = x(i, j);
-    }
-    if (all_masked)
+    if (masked_row(x, i))
       throw DomainError("log_softmax(" + in[0].name() + ")" + (label.empty() ? "" : " for '" + label + "'") + ": row " +
                         std::to_string(i) + " of " + in[0].name() +
                         " is entirely -inf (every entry masked): its log-probabilities are undefined");
-    using std::exp;
-    using std::log;
-    T total(0);
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      total += exp(x(i, j) - mx); // exactly 0 for -inf
-    const T log_total = log(total);
+    const RowLogSumExp<T> lse = row_log_sum_exp(x, i);
     for (Eigen::Index j = 0; j < x.cols(); ++j) // (x - mx) first: exact where x is near mx, however large mx
-      result(i, j) = x(i, j) == -infinity<T>() ? -infinity<T>() : (x(i, j) - mx) - log_total;
+      result(i, j) = x(i, j) == -infinity<T>() ? -infinity<T>() : (x(i, j) - lse.max) - lse.log_total;
   }
   return tape.template record<LogSoftmaxOp>(
       in, std::move(result),

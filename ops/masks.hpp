@@ -61,7 +61,7 @@ struct CausalMaskOp {
 template <Real T> Var<T> CausalMaskOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   const long offset = p.integer("offset");
   return detail::masked<CausalMaskOp>(
-      in, [offset](Eigen::Index i, Eigen::Index j) { return j <= i + offset; }, p, std::move(label));
+      in, [offset](Eigen::Index i, Eigen::Index j) { return j - i <= offset; }, p, std::move(label));
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, CausalMaskOp, T)
 #include "../autodiff/instances.hpp"

@@ -22,17 +22,12 @@ struct SubOp {
 };
 
 template <Real T> Var<T> SubOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  Tape<T>& tape = common_tape(info, in);
-  const Shape s = shape(in, p);
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
-  result.noalias() = expanded(in[0].value(), s.rows, s.cols) - expanded(in[1].value(), s.rows, s.cols);
-  return tape.template record<SubOp>(
-      in, std::move(result),
+  return record_broadcast<SubOp>(
+      in, p, std::move(label), [](const auto& a, const auto& b) { return a - b; },
       [](Backprop<T>& bp) {
         accumulate_broadcast(bp, 0, bp.grad());
         accumulate_broadcast(bp, 1, -bp.grad());
-      },
-      std::move(label));
+      });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SubOp, T)
 #include "../autodiff/instances.hpp"

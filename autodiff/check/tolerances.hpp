@@ -7,6 +7,8 @@
 
 #include <cassert>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tapegrad {
 
@@ -49,12 +51,17 @@ template <Real R> R engine_noise_floor(const R& J, const R& engine_tol) {
 
 /// The comparison of a checked matrix with a reference, errors measured in R relative to the reference's
 /// largest entry (absolute when the reference is all zero). `floor`: an absolute error at or below it
-/// passes too (the noise of a finite-difference reference, see reference_noise); 0 for none.
-template <Real R, Real T> CheckResult compare(CheckKind kind, std::string other, std::string input,
-                                              const Matrix<T>& checked, const Matrix<R>& reference, const R& threshold,
-                                              std::string step, const R& floor = R(0)) {
+/// passes too (the noise of a finite-difference reference, see reference_noise); 0 for none. `not_judged`:
+/// coordinates left out, their error and their size alike (a kink's, where differences straddle it).
+template <Real R, Real T>
+CheckResult compare(CheckKind kind, std::string other, std::string input, const Matrix<T>& checked,
+                    const Matrix<R>& reference, const R& threshold, std::string step, const R& floor = R(0),
+                    const std::vector<std::pair<Eigen::Index, Eigen::Index>>& not_judged = {}) {
   using std::abs;
   assert(checked.rows() == reference.rows() && checked.cols() == reference.cols());
+  std::vector<bool> judged(static_cast<std::size_t>(reference.size()), true); // row-major
+  for (const auto& [i, j] : not_judged)
+    judged[static_cast<std::size_t>(i * reference.cols() + j)] = false;
   CheckResult r;
   r.kind = kind;
   r.name = kind_name(kind, other);
@@ -66,16 +73,20 @@ template <Real R, Real T> CheckResult compare(CheckKind kind, std::string other,
   r.threshold = to_string(threshold, 3);
   r.threshold_value = to_double(threshold);
   R worst(-1), scale(0);
+  std::size_t count = 0;
   for (Eigen::Index i = 0; i < reference.rows(); ++i)
     for (Eigen::Index j = 0; j < reference.cols(); ++j) {
+      if (!judged[static_cast<std::size_t>(i * reference.cols() + j)]) continue; // neither error nor size counts
+      ++count;
       const R e = abs(static_cast<R>(checked(i, j)) - reference(i, j));
-      if (!(e <= worst)) { // NaN counts as the worst
+      if (!is_nan(worst) && !(e <= worst)) { // NaN counts as the worst, and the first one stays
         worst = e;
         r.worst_row = i;
         r.worst_col = j;
       }
       if (abs(reference(i, j)) > scale) scale = abs(reference(i, j));
     }
+  if (count == 0) worst = R(0); // every coordinate left out: nothing judged, nothing wrong (see the note)
   const R rel = scale > R(0) ? R(worst / scale) : worst;
   r.max_abs_error = to_string(worst, 3);
   r.max_rel_error = to_string(rel, 3);
@@ -89,6 +100,8 @@ template <Real R, Real T> CheckResult compare(CheckKind kind, std::string other,
     r.note = "the reference is NaN at (" + std::to_string(r.worst_row) + ", " + std::to_string(r.worst_col) +
              "): a finite-difference point fell outside an op's domain (log of an entry <= 0?) or the graph is not "
              "finite there; check a point farther from the domain's edge";
+  if (count == 0)
+    r.note = "nothing judged: every coordinate was left out (within a kink's reach), so no error and no worst entry";
   if (!r.passed && worst <= floor) {
     r.passed = true;
     r.note = "every gradient entry is at the reference's noise level: abs " + r.max_abs_error + " <= noise floor " +

@@ -67,6 +67,13 @@ public:
   const GraphSpec& spec() const { return spec_; }
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<Matrix<T>>& inputs() const { return inputs_; }
+  /// The file's inputs as inputs of `tape`, labelled with their names, in file order: what record() takes.
+  std::vector<Var<T>> record_inputs(Tape<T>& tape) const {
+    std::vector<Var<T>> in;
+    for (std::size_t k = 0; k < inputs_.size(); ++k)
+      in.push_back(tape.input(inputs_[k], names_[k]));
+    return in;
+  }
 
   /// Records every node on `tape` after the inputs `in` (in file order); returns the Vars of inputs and
   /// nodes in file order. Errors name the file and the node.

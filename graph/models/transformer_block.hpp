@@ -13,7 +13,9 @@
 #include "../../ops/ops.hpp"
 #include "attention.hpp"
 
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tapegrad {
@@ -26,6 +28,20 @@ inline const std::vector<std::string>& transformer_block_names() {
   static const std::vector<std::string> names{"X",  "g1", "c1", "Wq", "Wk", "Wv", "Wo",
                                               "g2", "c2", "W1", "b1", "W2", "b2"};
   return names;
+}
+
+/// The shapes of X and the parameters, in the order of transformer_block_names(), for T positions of width D
+/// (d = r = D) and an MLP of width F.
+inline std::vector<std::pair<int, int>> transformer_block_shapes(int T, int D, int F) {
+  return {{T, D}, {1, D}, {1, D}, {D, D}, {D, D}, {D, D}, {D, D}, {1, D}, {1, D}, {D, F}, {1, F}, {F, D}, {1, D}};
+}
+
+/// The parameters from Vars in the order of transformer_block_names() without X (12 of them).
+template <Real T> TransformerBlockParams<T> transformer_block_params(std::span<const Var<T>> p) {
+  if (p.size() != transformer_block_names().size() - 1)
+    throw UsageError("transformer_block_params: " + std::to_string(transformer_block_names().size() - 1) +
+                     " parameters (g1, c1, Wq, Wk, Wv, Wo, g2, c2, W1, b1, W2, b2), got " + std::to_string(p.size()));
+  return {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]};
 }
 
 /// The block's output (T x D) from X and the parameters already on a tape; `heads` must divide d and r.
@@ -52,9 +68,8 @@ struct TransformerBlockLoss {
     if (in.size() != transformer_block_names().size())
       throw UsageError("TransformerBlockLoss: " + std::to_string(transformer_block_names().size()) +
                        " inputs (X and the parameters), got " + std::to_string(in.size()));
-    const TransformerBlockParams<U> p{in[1], in[2], in[3], in[4],  in[5],  in[6],
-                                      in[7], in[8], in[9], in[10], in[11], in[12]};
-    const Var<U> out = transformer_block(in[0], p, heads);
+    const Var<U> out =
+        transformer_block(in[0], transformer_block_params(std::span<const Var<U>>(in).subspan(1)), heads);
     return sum(hadamard(out, tape.input(probe.template cast<U>(), "G"), "Out G"), "J");
   }
 };

@@ -40,14 +40,14 @@ template <VectorFunction F> double ulp_error(double x, double y) {
 }
 
 /// The worst error over `n` arguments made by `draw` from a generator seeded with `seed`.
-template <VectorFunction F>
-double worst_ulps(std::uint64_t seed, const std::function<double(std::mt19937_64&)>& draw, std::size_t n) {
+template <VectorFunction F> double worst_ulps(std::uint64_t seed, const std::function<double(std::mt19937_64&)>& draw,
+                                              std::size_t n, VectorKernel kernel) {
   std::mt19937_64 rng(seed);
   std::vector<double> x(n);
   for (double& v : x)
     v = draw(rng);
   std::vector<double> y = x;
-  apply_in_place<F>(y.data(), y.size());
+  apply_in_place<F>(y.data(), y.size(), kernel);
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i)
     worst = std::max(worst, ulp_error<F>(x[i], y[i]));
@@ -65,9 +65,9 @@ std::function<double(std::mt19937_64&)> log_uniform(double lo, double hi) {
 
 /// Every special argument must give std::'s result exactly (these results are exact in both: 0, +-1, 2, +-inf,
 /// NaN, and the sign of a zero).
-template <VectorFunction F> void check_special(const std::vector<double>& x) {
+template <VectorFunction F> void check_special(const std::vector<double>& x, VectorKernel kernel) {
   std::vector<double> y = x;
-  apply_in_place<F>(y.data(), y.size());
+  apply_in_place<F>(y.data(), y.size(), kernel);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double want = detail::scalar_function<F>(x[i]);
     INFO("f(" << x[i] << ") = " << y[i] << ", std:: gives " << want);
@@ -81,23 +81,31 @@ template <VectorFunction F> void check_special(const std::vector<double>& x) {
 }
 
 /// An entry's result must not depend on where it lies in the array or on the array's length (the tails).
-template <VectorFunction F> void check_position_independence(double first, double step) {
+template <VectorFunction F> void check_position_independence(double first, double step, VectorKernel kernel) {
   std::vector<double> values;
   for (int k = 0; k < 19; ++k)
     values.push_back(first + step * k);
   std::vector<double> alone(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     double v = values[i];
-    apply_in_place<F>(&v, 1);
+    apply_in_place<F>(&v, 1, kernel);
     alone[i] = v;
   }
   for (std::size_t n = 1; n <= values.size(); ++n)
     for (std::size_t start = 0; start + n <= values.size(); start += 3) {
       std::vector<double> y(values.begin() + static_cast<long>(start), values.begin() + static_cast<long>(start + n));
-      apply_in_place<F>(y.data(), y.size());
+      apply_in_place<F>(y.data(), y.size(), kernel);
       for (std::size_t j = 0; j < n; ++j)
         CHECK(y[j] == alone[start + j]);
     }
+}
+
+/// Every kernel this CPU runs for F, each once (a kernel the CPU lacks runs the next narrower one: not again).
+template <VectorFunction F> std::vector<VectorKernel> kernels() {
+  std::vector<VectorKernel> out;
+  for (VectorKernel k : {VectorKernel::avx512, VectorKernel::avx2, VectorKernel::scalar})
+    if (kernel_used<F>(k) == k) out.push_back(k);
+  return out;
 }
 
 // libmvec documents at most 4 ulp for each of these functions; the scalar ones are within 1. Fixed before the
@@ -106,61 +114,67 @@ const double bound = 4;
 
 } // namespace
 
-TEST_CASE("apply_in_place<double>: exp within 4 ulp of the correctly rounded exp") {
-  constexpr VectorFunction F = VectorFunction::exp;
-  const double softmax_range = worst_ulps<F>(11, uniform(-40, 0), 1 << 14); // the softmax's x - max <= 0
-  const double full_range = worst_ulps<F>(12, uniform(-708, 709), 1 << 14); // every normal result
-  MESSAGE("exp, kernel " << std::string(kernel_name(default_kernel<F>())) << ", seeds 11, 12, bound " << bound
-                         << " ulp: worst " << softmax_range << " ulp on [-40, 0], " << full_range
-                         << " ulp on [-708, 709]");
-  CHECK(softmax_range <= bound);
-  CHECK(full_range <= bound);
+/// The worst error of F over two ranges, with every kernel this CPU runs, each printed and checked.
+template <VectorFunction F> void check_ulps(const char* name, std::uint64_t seed, const char* range1,
+                                            const std::function<double(std::mt19937_64&)>& draw1, const char* range2,
+                                            const std::function<double(std::mt19937_64&)>& draw2) {
+  for (VectorKernel k : kernels<F>()) {
+    const double w1 = worst_ulps<F>(seed, draw1, 1 << 14, k), w2 = worst_ulps<F>(seed + 1, draw2, 1 << 14, k);
+    MESSAGE(std::string(name) << ", kernel " << std::string(kernel_name(k)) << ", seeds " << seed << " and " << seed + 1
+                              << ", 16384 arguments each, bound " << bound << " ulp: worst " << w1 << " ulp on "
+                              << std::string(range1) << ", " << w2 << " ulp on " << std::string(range2));
+    CHECK(w1 <= bound);
+    CHECK(w2 <= bound);
+  }
 }
 
-TEST_CASE("apply_in_place<double>: log within 4 ulp of the correctly rounded log") {
-  constexpr VectorFunction F = VectorFunction::log;
-  const double near_one = worst_ulps<F>(13, uniform(0.5, 2), 1 << 14); // where log is near 0
-  const double every_magnitude = worst_ulps<F>(14, log_uniform(-700, 700), 1 << 14);
-  MESSAGE("log, kernel " << std::string(kernel_name(default_kernel<F>())) << ", seeds 13, 14, bound " << bound
-                         << " ulp: worst " << near_one << " ulp on [0.5, 2], " << every_magnitude
-                         << " ulp on exp([-700, 700])");
-  CHECK(near_one <= bound);
-  CHECK(every_magnitude <= bound);
+TEST_CASE("apply_in_place<double>: exp within 4 ulp of the correctly rounded exp, every kernel") {
+  // the softmax's x - max <= 0, and every normal result
+  check_ulps<VectorFunction::exp>("exp", 11, "[-40, 0]", uniform(-40, 0), "[-708, 709]", uniform(-708, 709));
 }
 
-TEST_CASE("apply_in_place<double>: tanh within 4 ulp of the correctly rounded tanh") {
-  constexpr VectorFunction F = VectorFunction::tanh;
-  const double near_zero = worst_ulps<F>(15, uniform(-1, 1), 1 << 14);
-  const double wide = worst_ulps<F>(16, uniform(-20, 20), 1 << 14); // into the range where tanh rounds to +-1
-  MESSAGE("tanh, kernel " << std::string(kernel_name(default_kernel<F>())) << ", seeds 15, 16, bound " << bound
-                          << " ulp: worst " << near_zero << " ulp on [-1, 1], " << wide << " ulp on [-20, 20]");
-  CHECK(near_zero <= bound);
-  CHECK(wide <= bound);
+TEST_CASE("apply_in_place<double>: log within 4 ulp of the correctly rounded log, every kernel") {
+  check_ulps<VectorFunction::log>("log", 13, "[0.5, 2]", uniform(0.5, 2), "exp([-700, 700])", log_uniform(-700, 700));
 }
 
-TEST_CASE("apply_in_place<double>: erfc within 4 ulp of the correctly rounded erfc") {
-  constexpr VectorFunction F = VectorFunction::erfc;
-  const double near_zero = worst_ulps<F>(17, uniform(-1, 1), 1 << 14);
-  const double tails = worst_ulps<F>(18, uniform(-6, 26), 1 << 14); // erfc(26) ~ 5.7e-296: normal results
-  MESSAGE("erfc, kernel " << std::string(kernel_name(default_kernel<F>())) << ", seeds 17, 18, bound " << bound
-                          << " ulp: worst " << near_zero << " ulp on [-1, 1], " << tails << " ulp on [-6, 26]");
-  CHECK(near_zero <= bound);
-  CHECK(tails <= bound);
+TEST_CASE("apply_in_place<double>: tanh within 4 ulp of the correctly rounded tanh, every kernel") {
+  // into the range where tanh rounds to +-1
+  check_ulps<VectorFunction::tanh>("tanh", 15, "[-1, 1]", uniform(-1, 1), "[-20, 20]", uniform(-20, 20));
 }
 
-TEST_CASE("apply_in_place<double>: special values as the std:: function gives them") {
+TEST_CASE("apply_in_place<double>: erfc within 4 ulp of the correctly rounded erfc, every kernel") {
+  // erfc(26) ~ 5.7e-296: normal results
+  check_ulps<VectorFunction::erfc>("erfc", 17, "[-1, 1]", uniform(-1, 1), "[-6, 26]", uniform(-6, 26));
+}
+
+TEST_CASE("apply_in_place<double>: special values as the std:: function gives them, every kernel") {
   const double tiny = std::numeric_limits<double>::denorm_min(), big = std::numeric_limits<double>::max();
-  SUBCASE("exp") { check_special<VectorFunction::exp>({-inf, inf, not_a_number, 710, -745, -740, 0, -0.0, 1e-300}); }
-  SUBCASE("log") { check_special<VectorFunction::log>({0, -0.0, -1, -inf, inf, not_a_number, 1}); }
-  SUBCASE("tanh") { check_special<VectorFunction::tanh>({-inf, inf, not_a_number, 0, -0.0, 40, -40, big, -big}); }
-  SUBCASE("erfc") { check_special<VectorFunction::erfc>({-inf, inf, not_a_number, 0, -0.0, 28, 40, -30, big, tiny}); }
+  for (VectorKernel k : kernels<VectorFunction::exp>()) {
+    CAPTURE(std::string(kernel_name(k)));
+    check_special<VectorFunction::exp>({-inf, inf, not_a_number, 710, -745, -740, 0, -0.0, 1e-300}, k);
+    check_special<VectorFunction::log>({0, -0.0, -1, -inf, inf, not_a_number, 1, -tiny}, k);
+    check_special<VectorFunction::tanh>({-inf, inf, not_a_number, 0, -0.0, 40, -40, big, -big}, k);
+    check_special<VectorFunction::erfc>({-inf, inf, not_a_number, 0, -0.0, 28, 40, -30, big, tiny}, k);
+  }
+}
+
+TEST_CASE("apply_in_place<double>: log of the smallest subnormal within 4 ulp, every kernel") {
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  for (VectorKernel k : kernels<VectorFunction::log>()) {
+    double y = tiny;
+    apply_in_place<VectorFunction::log>(&y, 1, k);
+    CHECK(ulp_error<VectorFunction::log>(tiny, y) <= bound);
+  }
 }
 
 TEST_CASE("apply_in_place<double>: an entry's result depends on its value only, not on position or length") {
-  SUBCASE("exp") { check_position_independence<VectorFunction::exp>(-1.0 / 3, -0.37); }
-  SUBCASE("log") { check_position_independence<VectorFunction::log>(1.0 / 3, 0.37); }
-  SUBCASE("tanh") { check_position_independence<VectorFunction::tanh>(-2.0 / 3, 0.11); }
-  SUBCASE("erfc") { check_position_independence<VectorFunction::erfc>(-2.0 / 3, 0.29); }
+  for (VectorKernel k : kernels<VectorFunction::exp>()) {
+    CAPTURE(std::string(kernel_name(k)));
+    check_position_independence<VectorFunction::exp>(-1.0 / 3, -0.37, k);
+    check_position_independence<VectorFunction::log>(1.0 / 3, 0.37, k);
+    check_position_independence<VectorFunction::tanh>(-2.0 / 3, 0.11, k);
+    check_position_independence<VectorFunction::erfc>(-2.0 / 3, 0.29, k);
+  }
 }
 
 TEST_CASE("apply_in_place: the scalar kernel is the std:: function, entry by entry") {

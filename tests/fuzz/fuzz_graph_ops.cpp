@@ -12,9 +12,9 @@ void print_stats() {
   const tapegrad::fuzz::GraphOpsStats& s = tapegrad::fuzz::graph_ops_stats();
   std::fprintf(stderr,
                "graph_ops: %zu inputs, %zu reached backward (%.1f%%), %zu node-checked; op steps: %zu recorded, %zu "
-               "refused with a tapegrad error\n",
+               "refused with a tapegrad error, %zu too large\n",
                s.inputs, s.reached_backward, s.inputs ? 100.0 * double(s.reached_backward) / double(s.inputs) : 0.0,
-               s.node_checked, s.steps_recorded, s.steps_refused);
+               s.node_checked, s.steps_recorded, s.steps_refused, s.steps_too_large);
 }
 
 } // namespace

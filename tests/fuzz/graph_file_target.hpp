@@ -18,9 +18,7 @@ inline bool run_graph_file(const std::uint8_t* data, std::size_t size) {
     const GraphSpec spec = parse_graph(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
     const FileGraph<double> graph(spec);
     Tape<double> tape;
-    std::vector<Var<double>> in;
-    for (std::size_t k = 0; k < graph.inputs().size(); ++k)
-      in.push_back(tape.input(graph.inputs()[k], graph.names()[k]));
+    const std::vector<Var<double>> in = graph.record_inputs(tape);
     const Var<double> out = graph(tape, in);
     tape.backward(out);
     double total = 0;

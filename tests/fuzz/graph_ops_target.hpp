@@ -11,7 +11,7 @@
 //   input's, or empty); per entry 1 byte (a value);
 //   then per step, up to 16 steps: 1 byte the op (an index into BuiltinOps), 1 byte per operand (an index
 //   into the nodes so far), for a variadic op 1 byte of extra operands, per parameter 1 byte whether it is
-//   given and the bytes its type needs.
+//   given and the bytes its type needs. A step whose result would exceed 100 entries is left out.
 // Values: a byte below 200 is (b - 100) / 16; the rest index a table of hard values (0, -0, +-inf, NaN, huge,
 // tiny, subnormal, exp's overflow edge). A step the op refuses (tapegrad::Error) is left out, and the next
 // step is built.
@@ -108,12 +108,16 @@ inline void draw_param(ByteSource& bytes, const ParamSpec& spec, Params<double>&
   }
 }
 
+/// The largest result a step may have (entries).
+inline constexpr Eigen::Index max_entries = 100;
+
 /// What the inputs did, over a run (the note quotes the share that reached backward).
 struct GraphOpsStats {
   std::size_t inputs = 0, steps_recorded = 0, steps_refused = 0, reached_backward = 0, node_checked = 0;
-  std::size_t no_step = 0;       ///< inputs whose every step was refused
-  std::size_t refused_later = 0; ///< inputs with a graph that backward or the per-node check refused
-  std::string last_refusal;      ///< the message of the last of those
+  std::size_t steps_too_large = 0; ///< steps left out for a result of more than max_entries
+  std::size_t no_step = 0;         ///< inputs whose every step was refused
+  std::size_t refused_later = 0;   ///< inputs with a graph that backward or the per-node check refused
+  std::string last_refusal;        ///< the message of the last of those
 };
 
 inline GraphOpsStats& graph_ops_stats() {
@@ -137,7 +141,7 @@ inline bool run_graph_ops(const std::uint8_t* data, std::size_t size) {
       // above that the previous input's shape again, so that elementwise and broadcasting ops find partners.
       const std::size_t shape = bytes.below(40);
       if (k == 0 || shape < 25) {
-        rows = static_cast<Eigen::Index>(1 + shape / 5);
+        rows = static_cast<Eigen::Index>(1 + shape % 25 / 5);
         cols = static_cast<Eigen::Index>(1 + shape % 5);
       } else if (shape == 25) {
         rows = 0;
@@ -163,6 +167,14 @@ inline bool run_graph_ops(const std::uint8_t* data, std::size_t size) {
       for (const ParamSpec& spec : op->params)
         draw_param(bytes, spec, p);
       try {
+        // A result of more than max_entries is left out before it is recorded: concat_rows over and over would
+        // grow the graph until the per-node check's differences (quadratic in the size) time out.
+        const Shape shape = BuiltinOps::visit<Shape>(
+            op, [&]<class Op>() { return Op::shape(std::span<const Var<double>>(operands), p); });
+        if (shape.rows * shape.cols > max_entries) {
+          ++stats.steps_too_large;
+          continue;
+        }
         const Var<double> v = BuiltinOps::visit<Var<double>>(op, [&]<class Op>() {
           return Op::template apply<double>(std::span<const Var<double>>(operands), p, "n" + std::to_string(s));
         });

@@ -22,10 +22,7 @@ std::string error_of(const std::string& text) {
   try {
     const FileGraph<double> g(parse_graph(text, "bad.json"));
     Tape<double> tape;
-    std::vector<Var<double>> in;
-    for (std::size_t k = 0; k < g.inputs().size(); ++k)
-      in.push_back(tape.input(g.inputs()[k], g.names()[k]));
-    g.output_of(g.record(tape, in));
+    g.output_of(g.record(tape, g.record_inputs(tape)));
     return "";
   } catch (const GraphFileError& e) {
     return e.what();
@@ -204,9 +201,7 @@ namespace {
 template <Real T> void same_bits_from_file_and_cpp() {
   const FileGraph<T> file(read_graph_file(example1_file));
   Tape<T> ft;
-  std::vector<Var<T>> fin;
-  for (std::size_t k = 0; k < file.inputs().size(); ++k)
-    fin.push_back(ft.input(file.inputs()[k], file.names()[k]));
+  const std::vector<Var<T>> fin = file.record_inputs(ft);
   const Var<T> fJ = file.output_of(file.record(ft, fin));
   ft.backward(fJ);
 
@@ -272,16 +267,12 @@ TEST_CASE_TEMPLATE("a two-layer MLP with broadcast biases, tanh and mean: the fi
                 {"name": "J", "op": "mean", "args": ["Q"]}])");
   const FileGraph<T> g(parse_graph(text, "mlp.json"));
   Tape<T> ft;
-  std::vector<Var<T>> fin;
-  for (std::size_t k = 0; k < g.inputs().size(); ++k)
-    fin.push_back(ft.input(g.inputs()[k], g.names()[k]));
+  const std::vector<Var<T>> fin = g.record_inputs(ft);
   const Var<T> fj = g.output_of(g.record(ft, fin));
   ft.backward(fj);
   // the same in C++, from the same inputs (as the file rounded them)
   Tape<T> ct;
-  std::vector<Var<T>> cin;
-  for (std::size_t k = 0; k < g.inputs().size(); ++k)
-    cin.push_back(ct.input(g.inputs()[k], g.names()[k]));
+  const std::vector<Var<T>> cin = g.record_inputs(ct);
   const Var<T>&x = cin[0], &w1 = cin[1], &b1 = cin[2], &w2 = cin[3], &b2 = cin[4];
   const Var<T> cj = mean(square(matmul(tanh(matmul(x, w1) + b1), w2) + b2));
   ct.backward(cj);

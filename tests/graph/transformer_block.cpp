@@ -10,14 +10,16 @@ using namespace tapegrad;
 
 namespace {
 
-/// T = 3 positions, D = 4, d = r = 4 (2 heads of 2), MLP width 8.
+/// T = 3 positions, D = 4, d = r = 4 (2 heads of 2), MLP width 8; gains in [1/2, 3/2].
 std::vector<Matrix<double>> block_inputs(test::RandomMatrices& random) {
-  const int T = 3, D = 4, F = 8;
-  return {random.make<double>(T, D), random.make<double>(1, D, 4, 12), random.make<double>(1, D),
-          random.make<double>(D, D), random.make<double>(D, D),        random.make<double>(D, D),
-          random.make<double>(D, D), random.make<double>(1, D, 4, 12), random.make<double>(1, D),
-          random.make<double>(D, F), random.make<double>(1, F),        random.make<double>(F, D),
-          random.make<double>(1, D)};
+  std::vector<Matrix<double>> in;
+  const std::vector<std::pair<int, int>> shapes = transformer_block_shapes(3, 4, 8);
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const bool gain = transformer_block_names()[k][0] == 'g';
+    in.push_back(gain ? random.make<double>(shapes[k].first, shapes[k].second, 4, 12)
+                      : random.make<double>(shapes[k].first, shapes[k].second));
+  }
+  return in;
 }
 
 } // namespace
@@ -47,7 +49,7 @@ TEST_CASE("transformer block: causal (the first position's output ignores the la
     std::vector<Var<double>> v;
     for (const Matrix<double>& m : in)
       v.push_back(tape.input(m));
-    const TransformerBlockParams<double> p{v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
+    const TransformerBlockParams<double> p = transformer_block_params(std::span<const Var<double>>(v).subspan(1));
     return Matrix<double>(transformer_block(v[0], p, 2).value());
   };
   const Matrix<double> before = out_of(x);

@@ -1,5 +1,7 @@
 #include "../support.hpp"
 
+#include <limits>
+
 using namespace tapegrad;
 using chapter::matrix;
 
@@ -17,6 +19,17 @@ TEST_CASE_TEMPLATE("causal_mask: entry (i, j) becomes -inf exactly where j > i +
           CHECK(m.value()(i, j) == s(i, j));
       }
   }
+}
+
+TEST_CASE("causal_mask: the extreme offsets mask everything or nothing, with no overflow (found by fuzzing)") {
+  // j <= i + offset was computed as written and overflowed at offset = LONG_MAX (UBSan, tests/fuzz graph_ops).
+  test::RandomMatrices random(5);
+  const Matrix<double> s = random.make<double>(3, 4);
+  Tape<double> tape;
+  const auto all = causal_mask(tape.input(s), std::numeric_limits<long>::max());
+  CHECK(all.value() == s);
+  const auto none = causal_mask(tape.input(s), std::numeric_limits<long>::min());
+  CHECK((none.value().array() == -infinity<double>()).all());
 }
 
 TEST_CASE_TEMPLATE("causal_mask: gradient against central differences, masked entries get exactly 0", T,

@@ -35,7 +35,8 @@ struct StepParam {
   long integer = 0;
   std::vector<long> indices;
   std::vector<bool> flags;
-  bool absent = false; ///< an optional parameter left out
+  bool absent = false;    ///< an optional parameter left out
+  bool defaulted = false; ///< a parameter with a default, left at it (as a graph file that omits it)
 };
 
 /// One op node: its op (one of BuiltinOps), its operands (node ids: inputs first, then steps), its
@@ -51,6 +52,11 @@ template <Real U> Params<U> params_in(const Step& st) {
   Params<U> p;
   for (const StepParam& q : st.params) {
     if (q.absent) continue;
+    if (q.defaulted) { // the default's text, made in U as a graph file's reader makes it
+      for (const ParamSpec& spec : st.op->params)
+        if (spec.name == q.name) set_default(p, spec);
+      continue;
+    }
     switch (q.type) {
     case ParamType::number:
       p.set(q.name, Number<U>{U(q.quarters) / U(4), to_decimal(q.quarters / 4.0)});
@@ -90,8 +96,8 @@ std::ostream& operator<<(std::ostream& os, const Recipe& r) {
       os << " n" << a;
     for (const StepParam& q : st.params) {
       os << " ; " << q.name << " ";
-      if (q.absent) {
-        os << "absent";
+      if (q.absent || q.defaulted) {
+        os << (q.absent ? "absent" : "default");
         continue;
       }
       if (q.type == ParamType::number) os << q.quarters << "/4";
@@ -162,6 +168,13 @@ StepParam draw_param(const ParamSpec& spec, int rows, int cols) {
   }
   if (spec.optional && *rc::gen::arbitrary<bool>()) {
     q.absent = true;
+    return q;
+  }
+  // A quarter of the parameters that have a default keep it (eps = 1e-5 made from its decimal, offset 0);
+  // at the nominal size, so that the share does not grow with rapidcheck's size.
+  if (!spec.optional && !spec.required() && (spec.type == ParamType::number || spec.type == ParamType::integer) &&
+      *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 4)) == 0) {
+    q.defaulted = true;
     return q;
   }
   const std::size_t length = static_cast<std::size_t>(*rc::gen::element(rows, cols));
@@ -388,7 +401,7 @@ TEST_CASE("property: the tape's gradient equals 50-digit finite differences with
 
 TEST_CASE("property generator coverage: every op of the list drawn, broadcast operands and axis reductions") {
   std::map<std::string_view, int> drawn;
-  int graphs = 0, broadcast = 0, axis = 0;
+  int graphs = 0, broadcast = 0, axis = 0, defaulted = 0;
   CHECK(rc::check("the generator's graphs, counted", [&] {
     const Recipe r = *gen_recipe();
     ++graphs;
@@ -402,8 +415,10 @@ TEST_CASE("property generator coverage: every op of the list drawn, broadcast op
       ++drawn[st.op->name];
       if (st.args.size() == 2 && st.op->shapes == broadcast_shapes && shape_of(st.args[0]) != shape_of(st.args[1]))
         ++broadcast;
-      for (const StepParam& q : st.params)
+      for (const StepParam& q : st.params) {
         axis += q.name == "axis" && !q.absent;
+        defaulted += q.defaulted;
+      }
     }
   }));
   std::ostringstream counts;
@@ -412,9 +427,10 @@ TEST_CASE("property generator coverage: every op of the list drawn, broadcast op
     CHECK_MESSAGE(drawn[op->name] > 0, "the generator never drew " << op->name);
   }
   MESSAGE(graphs << " graphs; op nodes drawn per op:" << counts.str() << "; broadcast nodes (operands of two shapes) "
-                 << broadcast << ", axis reductions " << axis);
+                 << broadcast << ", axis reductions " << axis << ", parameters left at their default " << defaulted);
   CHECK(broadcast > 0);
   CHECK(axis > 0);
+  CHECK(defaulted > 0);
 }
 
 TEST_CASE("property with teeth: with the overwrite-accumulation fault injected, property 1 is falsified") {

@@ -80,3 +80,40 @@ TEST_CASE("kink guard: a wrong VJP of a kinked op is still caught at the coordin
   CHECK(r.checks[0].node_name == "bad");
   CHECK(r.warnings.size() == 1); // the kink coordinate, not judged
 }
+
+namespace {
+
+/// relu whose VJP is wild (10^12) at x = 0 and off by one part in 10^6 everywhere else: a large value at the
+/// kink must not become the scale that hides the small error at the other coordinates.
+struct WildAtKinkReluOp {
+  static constexpr OpInfo info{.name = "wild_relu", .node = "WildRelu", .kink = true};
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return record_unary<WildAtKinkReluOp>(
+        in, p, std::move(label), [](const T& x) { return x > T(0) ? x : T(0); },
+        [](const T& x, const T&) {
+          if (x == T(0)) return T(1000000000000);
+          return x > T(0) ? T(1) + T(1) / T(1000000) : T(0);
+        });
+  }
+};
+
+} // namespace
+
+TEST_CASE("kink guard: a coordinate left out at a kink counts neither in the error nor in the scale") {
+  Matrix<double> x(2, 2);
+  x << 0.5, -0.25, 0, 0.75; // (1, 0) at the kink
+  Tape<double> tape;
+  Tape<float50> reference;
+  WildAtKinkReluOp::apply<double>(operands(tape.input(x, "x")), {}, "wild");
+  WildAtKinkReluOp::apply<float50>(operands(reference.input(convert<float50>(x), "x")), {}, "wild");
+  const CheckReport r = node_check(tape, reference, 1, fd_threshold<double, float50>());
+  print(r);
+  REQUIRE(r.checks.size() == 1);
+  // The error is 1e-6 relative at (0, 0) and (1, 1). With the kink's 10^12 in the scale it would read about
+  // 1e-18 (times the ratio of the seeded W's entries), below the threshold (2.27e-13), and pass; judged on the
+  // other coordinates alone it is about 1e-6. tests/autodiff/check/tolerances.cpp shows both on fixed numbers.
+  CHECK_FALSE(r.checks[0].passed);
+  CHECK(r.checks[0].rel_error > 1e-7);
+  CHECK_FALSE((r.checks[0].worst_row == 1 && r.checks[0].worst_col == 0)); // not the kink's (1, 0)
+  CHECK(r.warnings.size() == 1);
+}
