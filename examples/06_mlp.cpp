@@ -12,12 +12,9 @@
 #include <tapegrad/graph/models/mlp.hpp>
 #include <tapegrad/optim/optimizers.hpp>
 
-#include "arguments.hpp"
-
-#include <report.hpp> // app/: the text report of `tapegrad check`
+#include "training.hpp"
 
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -78,95 +75,55 @@ std::optional<Activation> parse_activation(const std::string& s) {
 } // namespace
 
 int main(int argc, char** argv) {
-  int steps = 400;
-  double max_loss = 0.15;
-  std::uint64_t seed = 1;
-  bool check = true;
+  examples::TrainingOptions o{.steps = 400, .max_loss = 0.15};
   Activation activation = Activation::tanh;
-  const std::string usage =
-      "usage: 06_mlp [--activation tanh|gelu|relu] [--steps N] [--max-loss X] [--seed S] [--no-check]\n";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--steps" && has_value && examples::parse(argv[i + 1], steps))
-      ++i;
-    else if (a == "--max-loss" && has_value && examples::parse(argv[i + 1], max_loss))
-      ++i;
-    else if (a == "--seed" && has_value && examples::parse(argv[i + 1], seed))
-      ++i;
-    else if (a == "--activation" && has_value && parse_activation(argv[i + 1]))
-      activation = *parse_activation(argv[++i]);
-    else if (a == "--no-check")
-      check = false;
-    else {
-      std::cerr << usage;
-      return 2;
-    }
-  }
-  if (steps < 1) {
-    std::cerr << "06_mlp: --steps must be at least 1\n" << usage;
+  const auto activation_option = [&](std::string_view a, const char* next) {
+    if (a != "--activation" || next == nullptr || !parse_activation(next)) return 0;
+    activation = *parse_activation(next);
     return 2;
-  }
+  };
+  if (!examples::parse_options(
+          argc, argv, o,
+          "usage: 06_mlp [--activation tanh|gelu|relu] [--steps N] [--max-loss X] [--seed S] [--no-check]\n",
+          activation_option))
+    return 2;
   const int train_size = 256;
-  Parameters<double> params = mlp_parameters(seed);
-  std::mt19937_64 data_rng(seed + 1000);
+  Parameters<double> params = mlp_parameters(o.seed);
+  std::mt19937_64 data_rng(o.seed + 1000);
   const Rings train = draw_rings(train_size, data_rng);
   std::cout << "three rings: points of [-1, 1]^2 by radius (< 1/2, < 4/5, beyond); MLP " << features << " -> " << hidden
             << " (" << activation_name(activation) << ") -> " << classes << ", biases broadcast\n"
-            << "seed " << seed << " (parameters), " << seed + 1000 << " (data); " << train_size
+            << "seed " << o.seed << " (parameters), " << o.seed + 1000 << " (data); " << train_size
             << " training points, full batch, Adam\n";
 
-  if (check) {
-    // The first step's gradients, checked on 12 points drawn apart from the training data.
-    std::mt19937_64 check_rng(seed + 2000);
+  if (o.check) {
+    // The first step's gradients, checked on 12 points drawn apart from the training data: the batch X is an
+    // input of the check too.
+    std::mt19937_64 check_rng(o.seed + 2000);
     const Rings first = draw_rings(12, check_rng);
     std::vector<Matrix<double>> inputs{first.X};
     inputs.insert(inputs.end(), params.values().begin(), params.values().end());
     std::vector<std::string> names{"X"};
     names.insert(names.end(), params.names().begin(), params.names().end());
-    CheckOptions opt;
-    opt.seed = seed;
-    opt.reference_digits = 50;
-    CheckReport report;
-    report.append(check_gradient<double, mpfr_real>(MlpLoss{first.ring, activation}, inputs, names, opt),
-                  "MLP, first step");
-    std::cout << "first step, checked on 12 points:\n";
-    app::print_report(std::cout, report, false);
-    if (!report.passed()) {
-      std::cout << "the gradients do not check out: not training\n";
+    if (!examples::check_first_step(MlpLoss{first.ring, activation}, inputs, names, o.seed,
+                                    "MLP, first step on 12 points"))
       return 1;
-    }
   }
 
   Adam<double> adam(params, {.learning_rate = 0.05});
   const MlpLoss loss_of{train.ring, activation};
-  double loss = 0;
-  for (int step = 1; step <= steps; ++step) {
-    Tape<double> tape;
-    const std::vector<Var<double>> vars = params.record(tape);
-    const Var<double> L = loss_of(tape, record(tape, train.X, vars));
-    tape.backward(L);
-    adam.step(params, vars);
-    loss = L.value()(0, 0);
-    if (step == 1 || step % 50 == 0 || step == steps)
-      std::cout << "step " << std::setw(4) << step << "  loss " << std::fixed << std::setprecision(5) << loss
-                << std::defaultfloat << "\n";
-  }
+  const double loss = examples::train(params, adam, o.steps, 50, [&](int) {
+    return [&](Tape<double>& tape, const std::vector<Var<double>>& vars) {
+      return loss_of(tape, record(tape, train.X, vars));
+    };
+  });
 
   // Held out: 1000 points never seen, each ring predicted by the argmax of its logits.
-  std::mt19937_64 test_rng(seed + 3000);
+  std::mt19937_64 test_rng(o.seed + 3000);
   const Rings test = draw_rings(1000, test_rng);
   Tape<double> tape;
-  const std::vector<Var<double>> vars = params.record(tape);
-  MlpLoss{test.ring, activation}(tape, record(tape, test.X, vars)); // records the logits; the loss is not used
-  const Matrix<double>& logits = tape.find("logits").value();
-  long right = 0;
-  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
-    Eigen::Index best = 0;
-    logits.row(i).maxCoeff(&best);
-    right += best == test.ring[static_cast<std::size_t>(i)];
-  }
-  std::cout << "held-out points: " << right << " of " << logits.rows() << " in the right ring\n"
-            << "final training loss " << loss << (loss <= max_loss ? " <= " : " > ") << max_loss << "\n";
-  return loss <= max_loss ? 0 : 1;
+  MlpLoss{test.ring, activation}(tape, record(tape, test.X, params.record(tape))); // the logits; loss unused
+  const long right = examples::argmax_right(tape.find("logits").value(), test.ring);
+  std::cout << "held-out points: " << right << " of " << test.ring.size() << " in the right ring\n";
+  return examples::verdict(loss, o.max_loss);
 }

@@ -62,6 +62,35 @@ template <Real T> Parameters<T> tiny_model_parameters(const TinyModelShape& shap
   return p;
 }
 
+/// `size` reversal-task sequences drawn from `rng`.
+inline std::vector<std::vector<long>> reversal_batch(const TinyModelShape& shape, int size, std::mt19937_64& rng) {
+  std::vector<std::vector<long>> batch;
+  for (int b = 0; b < size; ++b)
+    batch.push_back(reversal_sequence(shape, rng));
+  return batch;
+}
+
+/// The reversal task's mean loss over `batch`: per sequence, logits = logits_of(tokens), tokens its one-hot rows
+/// (L x V, a tape input), and the cross-entropy of the rows h-1 .. 2h-2 (node "predicting") against the reversed
+/// half; labelled "loss" per sequence and "mean loss".
+template <Real U, class LogitsOf> Var<U> reversal_loss(Tape<U>& tape, const TinyModelShape& shape,
+                                                       const std::vector<std::vector<long>>& batch,
+                                                       const LogitsOf& logits_of) {
+  const int h = shape.half;
+  Var<U> total;
+  for (std::size_t b = 0; b < batch.size(); ++b) {
+    const std::vector<long>& s = batch[b];
+    Matrix<U> onehot = Matrix<U>::Zero(shape.length(), shape.vocab);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      onehot(static_cast<Eigen::Index>(i), s[i]) = U(1);
+    const Var<U> logits = logits_of(tape.input(onehot, "tokens"));
+    const std::vector<long> next(s.begin() + h, s.end()); // rows h-1 .. 2h-2 predict positions h .. 2h-1
+    const Var<U> loss = cross_entropy(slice_rows(logits, h - 1, h, "predicting"), next, "loss");
+    total = b == 0 ? loss : add(total, loss);
+  }
+  return scale(total, U(1) / U(static_cast<long>(batch.size())), "mean loss");
+}
+
 /// The mean loss over a batch of sequences as a graph of the parameters {E, P, Wq, Wk, Wv, Wo, Wu}: a
 /// generic callable, so the checker can record it in any precision.
 struct TinyModelLoss {
@@ -72,21 +101,11 @@ struct TinyModelLoss {
     AttentionConfig config;
     config.causal = true;
     config.heads = shape.heads;
-    const int h = shape.half;
-    Var<U> total;
-    for (std::size_t b = 0; b < batch.size(); ++b) {
-      const std::vector<long>& s = batch[b];
-      Matrix<U> onehot = Matrix<U>::Zero(shape.length(), shape.vocab);
-      for (std::size_t i = 0; i < s.size(); ++i)
-        onehot(static_cast<Eigen::Index>(i), s[i]) = U(1);
-      const Var<U> X = matmul(tape.input(onehot, "tokens"), p[0], "X");
+    return reversal_loss(tape, shape, batch, [&](const Var<U>& tokens) {
+      const Var<U> X = matmul(tokens, p[0], "X");
       const MultiHeadNodes<U> n = multi_head_attention(X, &p[1], p[2], p[3], p[4], &p[5], config);
-      const Var<U> logits = matmul(n.O, p[6], "logits");
-      const std::vector<long> next(s.begin() + h, s.end()); // rows h-1 .. 2h-2 predict positions h .. 2h-1
-      const Var<U> loss = cross_entropy(slice_rows(logits, h - 1, h, "predicting"), next, "loss");
-      total = b == 0 ? loss : add(total, loss);
-    }
-    return scale(total, U(1) / U(static_cast<long>(batch.size())), "mean loss");
+      return matmul(n.O, p[6], "logits");
+    });
   }
 };
 
