@@ -127,6 +127,47 @@ Shard parse_shard(const std::string& text) {
   return shard;
 }
 
+/// The reference digits for `engine` (`role`: "engine's" or "claimed"): --reference-precision, or the default.
+unsigned reference_digits_for(const Precision& engine, const std::string& reference, const std::string& role) {
+  if (reference.empty()) return default_reference_digits(engine);
+  const Precision r = parse_precision("--reference-precision", reference);
+  if (!r.is_digits())
+    throw UsageError("--reference-precision: give a number of decimal digits (the reference is MPFR), not '" +
+                     reference + "'");
+  if (r.digits < engine.digits)
+    throw UsageError("--reference-precision: " + reference + " digits is below the " + role + " " +
+                     std::to_string(engine.digits) + " (" + engine.name +
+                     "); the reference must be at least as precise");
+  return r.digits;
+}
+
+/// `check FILE --gradients G [--claimed-precision P]`.
+int run_given_command(const CheckCommand& cmd, const CheckArgs& args, std::ostream& out) {
+  if (cmd.file.empty()) throw UsageError("--gradients needs a graph FILE (the graph the gradients are of)");
+  if (!cmd.precision.empty())
+    throw UsageError("--gradients: --precision picks the tape's engine, which the given gradients replace; give "
+                     "their precision with --claimed-precision");
+  if (!cmd.inputs.empty())
+    throw UsageError("--gradients: the inputs checked are those the gradient file gives; --inputs does not apply");
+  if (!cmd.shard.empty()) throw UsageError("--gradients: --shard does not apply; the check runs whole");
+  const Precision claimed = parse_precision("--claimed-precision", cmd.claimed.empty() ? "double" : cmd.claimed);
+  const unsigned reference = reference_digits_for(claimed, cmd.reference, "claimed");
+  const GraphSpec spec = read_graph_file(cmd.file);
+  const GradientSpec given = read_gradient_file(cmd.gradients);
+  const CheckReport report = run_check_given(spec, given, claimed, args, reference);
+  if (cmd.format == "json") {
+    out << report_json(report).dump(2) << "\n";
+  } else {
+    out << "tapegrad check " << cmd.file << " --gradients " << cmd.gradients << ": the given gradients against the "
+        << "tape's in a " << reference << "-digit MPFR reference,\nwhich is itself checked first against finite "
+        << "differences in " << 2 * reference << " digits, dual numbers and every node's VJP.\nThe gradients claim "
+        << claimed.name << ": each passes when its error relative to its largest reference entry is within the "
+        << "claim's budget (1024 eps) plus the reference's, fixed before the run.\n";
+    print_report(out, report, cmd.verbose);
+  }
+  return report.passed() ? 0 : 1;
+}
+
 } // namespace
 
 int run_check_command(const CheckCommand& cmd, std::ostream& out) {
@@ -148,6 +189,8 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   args.progress = !cmd.quiet;
   args.detect_anomaly = cmd.detect_anomaly;
   args.strict = cmd.strict;
+  if (!cmd.gradients.empty()) return run_given_command(cmd, args, out);
+  if (!cmd.claimed.empty()) throw UsageError("--claimed-precision goes with --gradients (the precision they claim)");
 
   std::vector<Run> runs;
   if (cmd.precision.empty()) {
@@ -156,20 +199,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
     runs = {{parse_precision("--precision", "double"), 50}, {parse_precision("--precision", "50"), 100}};
   } else {
     const Precision engine = parse_precision("--precision", cmd.precision);
-    unsigned reference = default_reference_digits(engine);
-    if (!cmd.reference.empty()) {
-      const Precision r = parse_precision("--reference-precision", cmd.reference);
-      if (!r.is_digits())
-        throw UsageError("--reference-precision: give a number of decimal digits (the reference is MPFR), not '" +
-                         cmd.reference + "'");
-      if (r.digits < engine.digits)
-        throw UsageError("--reference-precision: " + cmd.reference + " digits is below the engine's " +
-                         std::to_string(engine.digits) + " (" + engine.name +
-                         "); the reference must be at least as "
-                         "precise");
-      reference = r.digits;
-    }
-    runs = {{engine, reference}};
+    runs = {{engine, reference_digits_for(engine, cmd.reference, "engine's")}};
   }
 
   if (cmd.file.empty() && !cmd.inputs.empty()) throw UsageError("--inputs needs a graph FILE");

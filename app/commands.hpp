@@ -27,6 +27,8 @@ struct CheckCommand {
   bool detect_anomaly = false; ///< anomaly mode for the engine's tapes
   bool stats = false;          ///< print the random case's tape size and the peak memory after the report
   std::string shard;           ///< "i/n": only this run's share of the work, as a partial report for `merge`
+  std::string gradients;       ///< with a FILE: a gradient file to check instead of the tape (app/given.cpp)
+  std::string claimed;         ///< the precision the given gradients claim; empty: double
   // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
   bool causal = false;
   long offset = 0;

@@ -2,8 +2,11 @@
 // What each subcommand does in the engine precision T. Defined in engine.tpp, compiled once per T in
 // engine_<type>.cpp; the subcommand files parse options, pick T at run time and print.
 #include <tapegrad/autodiff/check.hpp>
-#include <tapegrad/graph/models/attention_config.hpp>
+#include <tapegrad/graph/io/gradient_file.hpp>
 #include <tapegrad/graph/io/graph_file.hpp>
+#include <tapegrad/graph/models/attention_config.hpp>
+
+#include "precision.hpp"
 
 #include <array>
 #include <cstdint>
@@ -35,6 +38,13 @@ template <Real T> CheckReport run_check(const CheckArgs& args, unsigned referenc
 /// The checks of a graph file's graph w.r.t. the inputs named in `wrt` (all when empty).
 template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt,
                                              const CheckArgs& args, unsigned reference_digits);
+
+/// `check FILE --gradients G`: each given gradient against the tape's in `reference_digits` (app/given.cpp), after
+/// that tape is checked against finite differences in twice as many digits. The threshold is the claimed
+/// precision's; an input without a given gradient is a warning (not checked); a name or shape the graph does
+/// not have is an error.
+CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, const Precision& claimed,
+                            const CheckArgs& args, unsigned reference_digits);
 
 struct GradArgs {
   std::string precision; ///< as given, for the report

@@ -41,6 +41,12 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_option("--shard", cmd.shard,
                   "i/n: only share i of n of the work (finite differences input by input, per-node checks, ...), "
                   "as a partial JSON report for 'tapegrad merge'");
+  sub->add_option("--gradients", cmd.gradients,
+                  "With FILE: check these gradients (JSON {\"gradients\": {input: matrix}}, as 'tapegrad grad "
+                  "--format json' writes) against the tape's in the reference precision, itself checked first");
+  sub->add_option("--claimed-precision", cmd.claimed,
+                  "With --gradients: the precision they claim, which sets their threshold (default double): " +
+                      precision_spellings() + ", or N digits");
   sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
                 "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
                 "naming the node");

@@ -33,12 +33,25 @@ std::string shorten(const std::string& number, std::size_t digits) {
   return shortened;
 }
 
+/// "7.2 correct digits", "exact", "no correct digits (NaN)".
+std::string digits_text(const CheckResult& c) {
+  const double d = correct_digits(c);
+  if (std::isnan(d)) return "no correct digits (NaN)";
+  if (std::isinf(d)) return "exact";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << std::max(d, 0.0) << " correct digits";
+  return s.str();
+}
+
+/// A given gradient's line shows how many of its digits are right (a reader of such a check wants that most).
 void print_line(std::ostream& out, const CheckResult& c) {
+  const bool given = c.kind == CheckKind::given_vs_reference;
   out << "    " << (c.passed ? "pass" : "FAIL") << "  " << std::left << std::setw(40) << c.name << std::setw(16)
-      << c.input << " rel " << c.max_rel_error << (c.passed ? " <= " : " >  ") << c.threshold << "  (abs "
-      << c.max_abs_error << " at (" << c.worst_row << ", " << c.worst_col << "): reference " << shorten(c.numeric, 20)
-      << ", checked " << shorten(c.analytic, 20) << "; step " << c.step << (c.note.empty() ? "" : "; " + c.note)
-      << ")\n";
+      << c.input << " rel " << c.max_rel_error << (c.passed ? " <= " : " >  ") << c.threshold << "  ("
+      << (given ? digits_text(c) + "; " : "") << "abs " << c.max_abs_error << " at (" << c.worst_row << ", "
+      << c.worst_col << "): reference " << shorten(c.numeric, given ? 40 : 20) << ", "
+      << (given ? "given " : "checked ") << shorten(c.analytic, given ? 40 : 20) << "; step " << c.step
+      << (c.note.empty() ? "" : "; " + c.note) << ")\n";
 }
 
 /// How far a check is from failing: its relative error over its threshold, as computed in its precision
@@ -70,6 +83,7 @@ nlohmann::json check_json(const CheckResult& c) {
           {"threshold", c.threshold},
           {"threshold_value", number(c.threshold_value)},
           {"ratio", number(c.ratio)},
+          {"correct_digits", number(correct_digits(c))},
           {"passed", c.passed},
           {"note", c.note},
           {"task", c.task}};
@@ -155,8 +169,8 @@ void print_report(std::ostream& out, const CheckReport& report, bool verbose) {
           << (g.ran == 1 ? " check, " : " checks,") << std::left << " "
           << (g.failed == 0 ? "all pass" : std::to_string(g.failed) + " FAILED") << "; worst rel " << w.max_rel_error
           << (w.passed ? " <= " : " > ") << w.threshold << " (" << w.input << ")\n";
-      for (const CheckResult* c : g.checks)
-        if (verbose || !c->passed) print_line(out, *c);
+      for (const CheckResult* c : g.checks) // a given gradient's line always: its digits are the answer
+        if (verbose || !c->passed || c->kind == CheckKind::given_vs_reference) print_line(out, *c);
     }
   }
   if (!report.warnings.empty()) out << "\nwarnings:\n";

@@ -9,14 +9,18 @@
 //
 // A graph is any callable f(Tape<U>&, const std::vector<Var<U>>&) -> Var<U> returning a 1x1 value, generic
 // in U: the checker records it on Tape<T> for the engine, on Tape<R> for the reference, and on
-// Tape<Dual<T>> for forward mode. Nothing here knows an op by name.
+// Tape<Dual<T>> for forward mode. Nothing here knows an op by name, but for one: a graph whose output is a
+// matrix is checked entry by entry through the slice ops (check/jacobian.hpp). A gradient computed elsewhere is
+// checked against the reference tape's (check/given_gradient.hpp).
 //
 // Each concern is a header of autodiff/check/; this one includes them all.
 
 #include "check/check_gradient.hpp"
 #include "check/directional.hpp"
 #include "check/dual_check.hpp"
+#include "check/given_gradient.hpp"
 #include "check/input_differences.hpp"
+#include "check/jacobian.hpp"
 #include "check/kink_guard.hpp"
 #include "check/node_check.hpp"
 #include "check/options.hpp"

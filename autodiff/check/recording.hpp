@@ -12,16 +12,23 @@
 
 namespace tapegrad {
 
-/// The graph's 1x1 output on a fresh tape of U.
-template <Real U, class F> Var<U> record_graph(Tape<U>& tape, const F& f, const std::vector<Matrix<U>>& inputs,
-                                               const std::vector<std::string>& names) {
+/// The graph's output, of any shape, on a fresh tape of U: the inputs recorded first, named.
+template <Real U, class F> Var<U> record_output(Tape<U>& tape, const F& f, const std::vector<Matrix<U>>& inputs,
+                                                const std::vector<std::string>& names) {
   std::vector<Var<U>> vars;
   for (std::size_t k = 0; k < inputs.size(); ++k)
     vars.push_back(tape.input(inputs[k], k < names.size() ? names[k] : "in" + std::to_string(k)));
-  Var<U> out = f(tape, vars);
+  return f(tape, vars);
+}
+
+/// The graph's 1x1 output on a fresh tape of U.
+template <Real U, class F> Var<U> record_graph(Tape<U>& tape, const F& f, const std::vector<Matrix<U>>& inputs,
+                                               const std::vector<std::string>& names) {
+  Var<U> out = record_output(tape, f, inputs, names);
   if (out.rows() != 1 || out.cols() != 1)
     throw UsageError("check: the graph's output " + out.name() + " is " + shape_string(out.rows(), out.cols()) +
-                     "; a checked graph must end in a 1x1 value (sum it, or take a probe sum(O * G))");
+                     "; a checked graph must end in a 1x1 value (sum it, take a probe sum(O * G), or check every "
+                     "entry with check_jacobian)");
   return out;
 }
 

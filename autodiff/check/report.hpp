@@ -4,6 +4,7 @@
 
 #include "../real.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -21,6 +22,7 @@ enum class CheckKind {
   node_vjp,                    ///< one node's VJP alone against finite differences of that op alone
   directional,                 ///< d/dt J(x + t v) against <grad, v>, one random direction
   forward,                     ///< a forward value against an independent one (the by-hand attention)
+  given_vs_reference, ///< a gradient from elsewhere (a file, another framework) against the tape's in the reference
 };
 
 /// Every kind, in the enum's order (a test checks each against kind_id, so none is left out).
@@ -31,7 +33,8 @@ inline constexpr CheckKind check_kinds[] = {CheckKind::tape_vs_finite_difference
                                             CheckKind::dual_numbers,
                                             CheckKind::node_vjp,
                                             CheckKind::directional,
-                                            CheckKind::forward};
+                                            CheckKind::forward,
+                                            CheckKind::given_vs_reference};
 
 /// A stable identifier of the kind, as JSON reports write it: "tape_vs_finite_differences".
 inline const char* kind_id(CheckKind k) {
@@ -52,6 +55,8 @@ inline const char* kind_id(CheckKind k) {
     return "directional";
   case CheckKind::forward:
     return "forward";
+  case CheckKind::given_vs_reference:
+    return "given_vs_reference";
   }
   return "?";
 }
@@ -76,6 +81,8 @@ inline std::string kind_name(CheckKind k, const std::string& other = {}) {
     return "directional finite differences";
   case CheckKind::forward:
     return "tape vs " + (other.empty() ? std::string("hand-written") : other) + " forward";
+  case CheckKind::given_vs_reference:
+    return (other.empty() ? std::string("given") : other) + " vs reference tape";
   }
   return "?";
 }
@@ -105,6 +112,13 @@ struct CheckResult {
   long node = -1;
   std::string node_name;
 };
+
+/// How many decimal digits of the checked gradient are right, from the check's relative error (relative to
+/// the reference's largest entry): -log10(rel), infinity when it is exact, NaN when the error is NaN.
+inline double correct_digits(const CheckResult& c) {
+  if (std::isnan(c.rel_error)) return c.rel_error;
+  return c.rel_error > 0 ? -std::log10(c.rel_error) : std::numeric_limits<double>::infinity();
+}
 
 /// Splits the work of a check over n runs (`--shard i/n`): units of work (one input's finite differences,
 /// the per-node checks, ...) are numbered in the order a run meets them, the same in every run with the

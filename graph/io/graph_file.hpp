@@ -92,7 +92,9 @@ public:
     throw GraphFileError(file_ + ": " + (where.empty() ? "" : where + ": ") + problem);
   }
 
-  MatrixText matrix(const JsonNode& v, const std::string& where) const {
+  /// A matrix: a list of rows of numbers or decimal strings. NaN is refused unless `nan_allowed` (a gradient
+  /// file may hold one: the check then fails on it).
+  MatrixText matrix(const JsonNode& v, const std::string& where, bool nan_allowed = false) const {
     if (v.kind != JsonNode::Kind::array)
       fail(where, std::string("a matrix is a list of rows, not ") + kind_name(v.kind));
     MatrixText m;
@@ -117,7 +119,8 @@ public:
         } else if (e.kind != JsonNode::Kind::number && e.kind != JsonNode::Kind::integer) {
           fail(entry, std::string("an entry is a number or a decimal string, not ") + kind_name(e.kind));
         }
-        if (e.text == "nan") fail(entry, "NaN input: a graph's inputs must be numbers (inf and -inf are allowed)");
+        if (e.text == "nan" && !nan_allowed)
+          fail(entry, "NaN input: a graph's inputs must be numbers (inf and -inf are allowed)");
         m.entries.push_back(e.text);
       }
     }
@@ -293,29 +296,39 @@ private:
 
 } // namespace detail
 
-/// Parses graph-file text; `file` names it in messages.
-inline GraphSpec parse_graph(const std::string& text, const std::string& file) {
+/// JSON text as a tree that keeps each number's text; GraphFileError naming `file` when it is not JSON.
+inline detail::JsonNode parse_json_tree(const std::string& text, const std::string& file) {
   detail::TreeBuilder builder;
   const bool ok = nlohmann::json::sax_parse(text, &builder, nlohmann::json::input_format_t::json, true);
   if (!ok || !builder.error.empty())
     throw GraphFileError(file + ": " + (builder.error.empty() ? "malformed JSON" : builder.error));
-  return detail::SpecReader(file).spec(builder.root);
+  return std::move(builder.root);
 }
 
-/// Reads and parses a graph file (at most 64 MiB).
-inline GraphSpec read_graph_file(const std::string& path) {
+/// Parses graph-file text; `file` names it in messages.
+inline GraphSpec parse_graph(const std::string& text, const std::string& file) {
+  return detail::SpecReader(file).spec(parse_json_tree(text, file));
+}
+
+/// The whole text of the JSON file at `path` (at most 64 MiB; `what` names the kind of file in messages).
+inline std::string read_json_text(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw GraphFileError(path + ": cannot open the file");
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   constexpr std::streamoff limit = 64LL << 20;
   if (size < 0) throw GraphFileError(path + ": cannot read the file");
-  if (size > limit) throw GraphFileError(path + ": the file is larger than the 64 MiB a graph file may be");
+  if (size > limit) throw GraphFileError(path + ": the file is larger than the 64 MiB " + what + " may be");
   in.seekg(0);
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), size);
   if (!in) throw GraphFileError(path + ": cannot read the file");
-  return parse_graph(text, path);
+  return text;
+}
+
+/// Reads and parses a graph file (at most 64 MiB).
+inline GraphSpec read_graph_file(const std::string& path) {
+  return parse_graph(read_json_text(path, "a graph file"), path);
 }
 
 } // namespace tapegrad

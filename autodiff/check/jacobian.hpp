@@ -1,0 +1,73 @@
+#pragma once
+// Graphs whose output is a matrix, not a number: the Jacobian (one backward sweep per output entry, seeded with
+// that entry's unit matrix) and its check, every (output entry, input entry) pair against finite differences in
+// R. Summing a non-scalar output first would let errors of opposite sign cancel; here none can hide.
+
+#include "../../ops/slice.hpp"
+#include "check_gradient.hpp"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tapegrad {
+
+/// d out / d input: one row per entry of `out` (row-major), one column per entry of `input` (row-major), by one
+/// backward sweep of `tape` per output entry seeded with that entry's unit matrix. Leaves the tape's gradients
+/// zeroed (it calls zero_grad() before each sweep and after the last).
+template <Real T> Matrix<T> jacobian(Tape<T>& tape, const Var<T>& out, const Var<T>& input) {
+  const Eigen::Index m = out.rows(), n = out.cols(), p = input.rows(), q = input.cols();
+  Matrix<T> J(m * n, p * q);
+  Matrix<T> seed = Matrix<T>::Zero(m, n);
+  for (Eigen::Index e = 0; e < m * n; ++e) {
+    tape.zero_grad();
+    seed(e / n, e % n) = T(1);
+    tape.backward(out, seed);
+    seed(e / n, e % n) = T(0);
+    const Matrix<T>& g = input.grad();
+    for (Eigen::Index k = 0; k < p * q; ++k)
+      J(e, k) = g(k / q, k % q);
+  }
+  tape.zero_grad();
+  return J;
+}
+
+/// "out(1, 2)": how the checks of a Jacobian name an output entry.
+inline std::string output_entry_name(Eigen::Index i, Eigen::Index j) {
+  return "out(" + std::to_string(i) + ", " + std::to_string(j) + ")";
+}
+
+/// The check of a graph `f` whose output may be any m x n matrix: for each output entry, the graph followed by
+/// the slice of that entry (whose backward is f's, seeded with the entry's unit matrix) checked as any graph is
+/// (the tape against finite differences in R, dual numbers, every node's VJP), its checks' graph named
+/// output_entry_name(i, j). Every (output entry, input entry) pair is compared; worst_check() names the worst.
+template <Real T, Real R, class F> CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs,
+                                                              const std::vector<std::string>& names,
+                                                              const CheckOptions& opt = {}) {
+  Tape<T> shape_tape;
+  const Var<T> out = record_output(shape_tape, f, inputs, names);
+  CheckReport report;
+  for (Eigen::Index i = 0; i < out.rows(); ++i)
+    for (Eigen::Index j = 0; j < out.cols(); ++j) {
+      const std::string entry = output_entry_name(i, j);
+      const auto g = [f, i, j, entry](auto& tape, const auto& in) {
+        return slice_cols(slice_rows(f(tape, in), static_cast<long>(i), 1), static_cast<long>(j), 1, entry);
+      };
+      report.append(check_gradient<T, R>(g, inputs, names, opt), entry);
+    }
+  return report;
+}
+
+/// The check of `report` closest to failing (or furthest past it): the largest error over threshold, a NaN
+/// first; nullptr for an empty report.
+inline const CheckResult* worst_check(const CheckReport& report) {
+  const CheckResult* worst = nullptr;
+  for (const CheckResult& c : report.checks) {
+    if (worst && std::isnan(worst->ratio)) break; // the first NaN stays the worst
+    if (!worst || std::isnan(c.ratio) || c.ratio > worst->ratio) worst = &c;
+  }
+  return worst;
+}
+
+} // namespace tapegrad

@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""A PyTorch function as a tapegrad graph file, with PyTorch's own gradients in float32 and float64.
+
+    tools/torch_to_tapegrad.py FUNCTION.py OUT
+
+FUNCTION.py defines `f(**inputs)`, a function of 2-D torch tensors made of ops graph files have, returning a
+scalar, and `inputs()`, a dict of input name -> 2-D tensor. The tool traces f with torch.fx, writes the graph
+as OUT.json (the inputs as exact decimals), and runs f forward and backward in PyTorch in float64 and in
+float32, writing the gradients as OUT.float64.json and OUT.float32.json in the shape `tapegrad check FILE
+--gradients` reads ({"gradients": {input name: matrix}}, each number the exact decimal of PyTorch's value).
+The inputs are rounded to float32 first, so both runs and the graph file hold the same numbers and the float32
+gradients' error is PyTorch's arithmetic alone. Then
+
+    build/tapegrad check OUT.json --gradients OUT.float32.json --claimed-precision float
+
+measures them against a 50-digit reference. An op or argument the format has no counterpart for is an error
+naming the node. Needs Debian's python3-torch (PyTorch 1.13, torch.fx).
+"""
+
+import decimal
+import importlib.util
+import json
+import operator
+import sys
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+
+class Unsupported(Exception):
+    pass
+
+
+def exact(x):
+    """The exact decimal value of a float (a double's, or a float32's widened exactly)."""
+    return str(decimal.Decimal(float(x)))
+
+
+def matrix(t):
+    t = t.detach()
+    if t.dim() == 0:
+        t = t.reshape(1, 1)
+    if t.dim() != 2:
+        raise Unsupported(f"a value of {t.dim()} dimensions; graph files hold matrices (2 dimensions)")
+    return [[exact(v) for v in row] for row in t.tolist()]
+
+
+# Unary functions and methods: torch's name -> the graph file's op.
+UNARY = {
+    torch.exp: "exp", torch.log: "log", torch.tanh: "tanh", torch.sigmoid: "sigmoid", torch.relu: "relu",
+    F.relu: "relu", torch.sqrt: "sqrt", torch.abs: "abs", torch.square: "square", torch.neg: "neg",
+    operator.neg: "neg", torch.t: "transpose", F.softplus: "softplus", F.gelu: "gelu",
+}
+UNARY_METHODS = {"exp": "exp", "log": "log", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "sqrt": "sqrt",
+                 "abs": "abs", "square": "square", "neg": "neg", "t": "transpose"}
+BINARY = {torch.matmul: "matmul", torch.mm: "matmul", operator.matmul: "matmul", torch.add: "add",
+          operator.add: "add", torch.sub: "sub", operator.sub: "sub", torch.mul: "mul", operator.mul: "mul",
+          torch.div: "div", operator.truediv: "div"}
+BINARY_METHODS = {"matmul": "matmul", "mm": "matmul", "add": "add", "sub": "sub", "mul": "mul", "div": "div"}
+
+
+class Converter:
+    def __init__(self):
+        self.nodes = []
+
+    def emit(self, name, op, args, **params):
+        node = {"name": name, "op": op, "args": args}
+        node.update(params)
+        self.nodes.append(node)
+        return name
+
+    @staticmethod
+    def dim_of(args, kwargs, position):
+        return kwargs.get("dim", args[position] if len(args) > position else None)
+
+    def convert(self, n, names):
+        """Appends the graph-file nodes of fx node n; returns the name of its value."""
+        where = f"node '{n.name}' ({n.op} {getattr(n.target, '__name__', n.target)})"
+        target, args, kwargs = n.target, n.args, dict(n.kwargs)
+        is_method = n.op == "call_method"  # then args[0] is the tensor the method is called on
+
+        def ref(a):
+            if isinstance(a, torch.fx.Node):
+                return names[a.name]
+            raise Unsupported(f"{where}: argument {a!r} where a tensor is expected")
+
+        def constant(a):
+            if isinstance(a, (int, float)) and not isinstance(a, bool):
+                return a
+            return None
+
+        if (not is_method and target in UNARY) or (is_method and target in UNARY_METHODS):
+            op = UNARY[target] if not is_method else UNARY_METHODS[target]
+            if op == "gelu" and kwargs.get("approximate", "none") != "none":
+                raise Unsupported(f"{where}: gelu(approximate='tanh'); graph files have the exact (erf) gelu")
+            if op == "softplus" and (kwargs.get("beta", 1) != 1):
+                raise Unsupported(f"{where}: softplus with beta != 1")
+            return self.emit(n.name, op, [ref(args[0])])
+        if (not is_method and target in BINARY) or (is_method and target in BINARY_METHODS):
+            op = BINARY[target] if not is_method else BINARY_METHODS[target]
+            a, b = args[0], args[1]
+            ca, cb = constant(a), constant(b)
+            if op == "mul" and (ca is not None or cb is not None):  # a tensor times a number: scale
+                c, t = (ca, b) if ca is not None else (cb, a)
+                return self.emit(n.name, "scale", [ref(t)], factor=exact(c))
+            if op == "div" and cb is not None:  # a tensor over a number: scale by its exact reciprocal
+                quotient = decimal.Context(prec=80).divide(decimal.Decimal(1), decimal.Decimal(float(cb)))
+                return self.emit(n.name, "scale", [ref(a)], factor=str(quotient))
+            if ca is not None or cb is not None:
+                raise Unsupported(f"{where}: a number where graph files need a tensor (make it an input)")
+            return self.emit(n.name, op, [ref(a), ref(b)])
+        if (not is_method and target is torch.transpose) or (is_method and target == "transpose"):
+            dims = sorted(d % 2 for d in args[1:3])
+            if dims != [0, 1]:
+                raise Unsupported(f"{where}: transpose of dimensions {args[1:3]}")
+            return self.emit(n.name, "transpose", [ref(args[0])])
+        softmax = {torch.softmax: "softmax", F.softmax: "softmax", torch.log_softmax: "log_softmax",
+                   F.log_softmax: "log_softmax"}
+        if (not is_method and target in softmax) or (is_method and target in ("softmax", "log_softmax")):
+            op = softmax[target] if not is_method else target
+            dim = self.dim_of(args, kwargs, 1)
+            if dim not in (1, -1):
+                raise Unsupported(f"{where}: {op} over dim {dim}; graph files normalise each row (dim 1 or -1)")
+            return self.emit(n.name, op, [ref(args[0])])
+        if (not is_method and target in (torch.sum, torch.mean)) or (is_method and target in ("sum", "mean")):
+            op = ("sum" if target is torch.sum else "mean") if not is_method else target
+            dim = self.dim_of(args, kwargs, 1)
+            if dim is None:
+                return self.emit(n.name, op, [ref(args[0])])
+            if isinstance(dim, (tuple, list)):
+                raise Unsupported(f"{where}: {op} over several dims")
+            axis = dim % 2
+            if axis == 1 and not kwargs.get("keepdim", False):
+                raise Unsupported(f"{where}: {op}(dim=1) without keepdim=True gives a vector PyTorch broadcasts "
+                                  "as a row; write keepdim=True (an m x 1 column, as graph files have it)")
+            return self.emit(n.name, op, [ref(args[0])], axis=axis)
+        if (not is_method and target in (torch.pow, operator.pow)) or (is_method and target == "pow"):
+            e = constant(args[1])
+            if e is None:
+                raise Unsupported(f"{where}: pow with a tensor exponent")
+            return self.emit(n.name, "pow", [ref(args[0])], exponent=exact(e))
+        if not is_method and target is F.layer_norm:
+            shape = args[1] if len(args) > 1 else kwargs.get("normalized_shape")
+            weight = kwargs.get("weight", args[2] if len(args) > 2 else None)
+            bias = kwargs.get("bias", args[3] if len(args) > 3 else None)
+            eps = kwargs.get("eps", args[4] if len(args) > 4 else 1e-5)
+            if len(shape) != 1 or weight is not None or bias is not None:
+                raise Unsupported(f"{where}: layer_norm over more than the last dimension, or with weight or bias "
+                                  "(write them as mul and add)")
+            return self.emit(n.name, "layer_norm", [ref(args[0])], eps=exact(eps))
+        raise Unsupported(f"{where}: no graph-file op for it (graph files have: matmul, transpose, scale, softmax, "
+                          "sum, add, sub, mul, div, exp, log, tanh, sigmoid, relu, gelu, softplus, sqrt, abs, "
+                          "square, neg, pow, mean, log_softmax, layer_norm, ...; see tapegrad ops)")
+
+
+def dumps(v, depth=0):
+    """JSON with one matrix row, and one node, per line."""
+    pad, inner = " " * depth, " " * (depth + 1)
+    if isinstance(v, dict) and not (depth > 0 and "op" in v):
+        items = [f"{inner}{json.dumps(k)}: {dumps(x, depth + 1)}" for k, x in v.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(v, list) and v and isinstance(v[0], (list, dict)):
+        return "[\n" + ",\n".join(inner + dumps(x, depth + 1) for x in v) + "\n" + pad + "]"
+    return json.dumps(v)
+
+
+def write(path, obj):
+    with open(path, "w") as out:
+        out.write(dumps(obj) + "\n")
+
+
+def gradients(f, inputs, dtype):
+    xs = {k: v.detach().to(dtype).clone().requires_grad_(True) for k, v in inputs.items()}
+    out = f(**xs)
+    if out.numel() != 1:
+        raise Unsupported(f"f returns {tuple(out.shape)}; graph files' output is one number")
+    out.reshape(()).backward()
+    return {k: matrix(x.grad if x.grad is not None else torch.zeros_like(x)) for k, x in xs.items()}, out.item()
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
+        return 2
+    path, prefix = argv[1], argv[2]
+    spec = importlib.util.spec_from_file_location("function", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    inputs = {k: v.detach().to(torch.float32).to(torch.float64) for k, v in module.inputs().items()}
+    for k, v in inputs.items():
+        if v.dim() != 2:
+            raise Unsupported(f"input '{k}' has {v.dim()} dimensions; graph files hold matrices")
+
+    traced = torch.fx.symbolic_trace(module.f)
+    conv, names, output = Converter(), {}, None
+    for n in traced.graph.nodes:
+        if n.op == "placeholder":
+            if n.target not in inputs:
+                raise Unsupported(f"f takes '{n.target}' but inputs() has no such input")
+            names[n.name] = n.target
+        elif n.op in ("call_function", "call_method"):
+            names[n.name] = conv.convert(n, names)
+        elif n.op == "output":
+            if not isinstance(n.args[0], torch.fx.Node):
+                raise Unsupported("f must return one tensor")
+            output = names[n.args[0].name]
+        else:
+            raise Unsupported(f"node '{n.name}': fx op '{n.op}' (modules and attributes are not graph-file ops)")
+    graph = {"description": f"traced from {path} by tools/torch_to_tapegrad.py (torch {torch.__version__})",
+             "inputs": {k: matrix(v) for k, v in inputs.items()}, "nodes": conv.nodes, "output": output}
+    write(prefix + ".json", graph)
+    for dtype, tag in ((torch.float64, "float64"), (torch.float32, "float32")):
+        grads, value = gradients(module.f, inputs, dtype)
+        write(f"{prefix}.{tag}.json", {"precision": f"torch {tag}", "value": exact(value), "gradients": grads})
+    print(f"torch_to_tapegrad: {prefix}.json ({len(conv.nodes)} nodes), {prefix}.float64.json, {prefix}.float32.json")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except Unsupported as e:
+        print(f"torch_to_tapegrad: {e}", file=sys.stderr)
+        sys.exit(2)
