@@ -150,6 +150,8 @@ int run_given_command(const CheckCommand& cmd, const CheckArgs& args, std::ostre
   if (!cmd.inputs.empty())
     throw UsageError("--gradients: the inputs checked are those the gradient file gives; --inputs does not apply");
   if (!cmd.shard.empty()) throw UsageError("--gradients: --shard does not apply; the check runs whole");
+  if (cmd.stats)
+    throw UsageError("--gradients: --stats does not apply (for the tape's size: tapegrad grad FILE --stats)");
   const Precision claimed = parse_precision("--claimed-precision", cmd.claimed.empty() ? "double" : cmd.claimed);
   const unsigned reference = reference_digits_for(claimed, cmd.reference, "claimed");
   const GraphSpec spec = read_graph_file(cmd.file);

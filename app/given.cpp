@@ -43,12 +43,28 @@ CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, co
   MpfrDigits scope(reference_digits);
   // The reference confirmed: the tape in R against finite differences in twice R's digits.
   CheckReport report = run_check_file<mpfr_real>(spec, wrt, args, 2 * reference_digits);
+  if (!report.passed())
+    report.warnings.push_back(spec.file + ": the reference tape failed its own checks (above): what the given "
+                                          "gradients are measured against is not confirmed, so their results say "
+                                          "nothing; look at the graph (a kink, a saturated softmax) first");
   // The reference gradients, and each given one against its input's.
   const FileGraph<mpfr_real> graph(spec);
   Tape<mpfr_real> tape;
   const std::vector<Var<mpfr_real>> all = graph.record(tape, graph.record_inputs(tape));
   tape.backward(graph.output_of(all));
   const mpfr_real threshold = given_threshold(from_decimal<mpfr_real>(claimed_tol));
+  // The output's value, when the file gives it: gradients of another function, or at another point, are not
+  // what the graph's are, and this says so even where their shapes fit.
+  if (!given.value.empty()) {
+    const Matrix<mpfr_real> value = Matrix<mpfr_real>::Constant(1, 1, from_decimal<mpfr_real>(given.value));
+    CheckResult c = compare<mpfr_real, mpfr_real>(CheckKind::forward, "given", spec.output, value,
+                                                  graph.output_of(all).value(), threshold, "none");
+    c.engine_precision = "given, claimed " + claimed.name;
+    c.graph = spec.file;
+    if (!c.passed)
+      c.note = "the value given is not the graph's output at its inputs: another function, or another point";
+    report.checks.push_back(std::move(c));
+  }
   for (std::size_t k = 0; k < names.size(); ++k) {
     const auto at = std::find_if(given.gradients.begin(), given.gradients.end(),
                                  [&](const auto& g) { return g.first == names[k]; });

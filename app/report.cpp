@@ -54,12 +54,6 @@ void print_line(std::ostream& out, const CheckResult& c) {
       << (c.note.empty() ? "" : "; " + c.note) << ")\n";
 }
 
-/// How far a check is from failing: its relative error over its threshold, as computed in its precision
-/// (NaN: the worst).
-double closeness(const CheckResult& c) {
-  return std::isnan(c.ratio) ? std::numeric_limits<double>::infinity() : c.ratio;
-}
-
 } // namespace
 
 nlohmann::json check_json(const CheckResult& c) {
@@ -157,7 +151,7 @@ void print_report(std::ostream& out, const CheckReport& report, bool verbose) {
     if (g == groups.end()) g = groups.insert(groups.end(), Group{c.name, 0, 0, nullptr, {}});
     ++g->ran;
     g->failed += !c.passed;
-    if (!g->worst || closeness(c) > closeness(*g->worst)) g->worst = &c;
+    if (!g->worst || worse(c, *g->worst)) g->worst = &c;
     g->checks.push_back(&c);
     failed += !c.passed;
   }

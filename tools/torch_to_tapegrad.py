@@ -23,8 +23,11 @@ import json
 import operator
 import sys
 
+import inspect
+
 import torch
 import torch.fx
+import torch.fx.passes.shape_prop
 import torch.nn.functional as F
 
 
@@ -33,8 +36,14 @@ class Unsupported(Exception):
 
 
 def exact(x):
-    """The exact decimal value of a float (a double's, or a float32's widened exactly)."""
-    return str(decimal.Decimal(float(x)))
+    """The exact decimal value of a float (a double's, or a float32's widened exactly); "nan", "inf", "-inf" as
+    the format spells them."""
+    d = decimal.Decimal(float(x))
+    if d.is_nan():
+        return "nan"
+    if d.is_infinite():
+        return "inf" if d > 0 else "-inf"
+    return str(d)
 
 
 def matrix(t):
@@ -60,6 +69,12 @@ BINARY = {torch.matmul: "matmul", torch.mm: "matmul", operator.matmul: "matmul",
 BINARY_METHODS = {"matmul": "matmul", "mm": "matmul", "add": "add", "sub": "sub", "mul": "mul", "div": "div"}
 
 
+# The keyword arguments each kind of call may carry, at the values graph files agree with; any other argument
+# (alpha, rounding_mode, out, ...) is refused, never dropped.
+ALLOWED = {"dim", "keepdim", "approximate", "beta", "threshold", "eps", "normalized_shape", "weight", "bias",
+           "dtype"}
+
+
 class Converter:
     def __init__(self):
         self.nodes = []
@@ -79,6 +94,15 @@ class Converter:
         where = f"node '{n.name}' ({n.op} {getattr(n.target, '__name__', n.target)})"
         target, args, kwargs = n.target, n.args, dict(n.kwargs)
         is_method = n.op == "call_method"  # then args[0] is the tensor the method is called on
+        for key, value in kwargs.items():
+            if key not in ALLOWED or (key == "dtype" and value is not None):
+                raise Unsupported(f"{where}: argument {key}={value!r}, which graph files have no counterpart for")
+        if "axis" in kwargs:
+            raise Unsupported(f"{where}: write dim= instead of axis=")
+
+        def positional(count):  # at most `count` positional arguments
+            if len(args) > count:
+                raise Unsupported(f"{where}: {len(args)} positional arguments where graph files take {count}")
 
         def ref(a):
             if isinstance(a, torch.fx.Node):
@@ -92,25 +116,36 @@ class Converter:
 
         if (not is_method and target in UNARY) or (is_method and target in UNARY_METHODS):
             op = UNARY[target] if not is_method else UNARY_METHODS[target]
-            if op == "gelu" and kwargs.get("approximate", "none") != "none":
+            positional(1)
+            if op == "gelu" and kwargs.pop("approximate", "none") != "none":
                 raise Unsupported(f"{where}: gelu(approximate='tanh'); graph files have the exact (erf) gelu")
-            if op == "softplus" and (kwargs.get("beta", 1) != 1):
-                raise Unsupported(f"{where}: softplus with beta != 1")
+            if op == "softplus" and (kwargs.pop("beta", 1) != 1 or kwargs.pop("threshold", 20) != 20):
+                raise Unsupported(f"{where}: softplus with beta or threshold other than 1 and 20")
+            if kwargs:
+                raise Unsupported(f"{where}: arguments {sorted(kwargs)} that {op} does not take")
             return self.emit(n.name, op, [ref(args[0])])
         if (not is_method and target in BINARY) or (is_method and target in BINARY_METHODS):
             op = BINARY[target] if not is_method else BINARY_METHODS[target]
+            positional(2)
+            if kwargs or len(args) != 2:
+                raise Unsupported(f"{where}: {op} takes two operands and no other argument here ({sorted(kwargs)})")
             a, b = args[0], args[1]
             ca, cb = constant(a), constant(b)
             if op == "mul" and (ca is not None or cb is not None):  # a tensor times a number: scale
                 c, t = (ca, b) if ca is not None else (cb, a)
                 return self.emit(n.name, "scale", [ref(t)], factor=exact(c))
-            if op == "div" and cb is not None:  # a tensor over a number: scale by its exact reciprocal
-                quotient = decimal.Context(prec=80).divide(decimal.Decimal(1), decimal.Decimal(float(cb)))
+            if op == "div" and cb is not None:  # a tensor over a number: scale by its reciprocal, to 400 digits
+                if float(cb) == 0:
+                    raise Unsupported(f"{where}: division by the number 0")
+                quotient = decimal.Context(prec=400).divide(decimal.Decimal(1), decimal.Decimal(float(cb)))
                 return self.emit(n.name, "scale", [ref(a)], factor=str(quotient))
             if ca is not None or cb is not None:
                 raise Unsupported(f"{where}: a number where graph files need a tensor (make it an input)")
             return self.emit(n.name, op, [ref(a), ref(b)])
         if (not is_method and target is torch.transpose) or (is_method and target == "transpose"):
+            positional(3)
+            if kwargs or len(args) != 3:
+                raise Unsupported(f"{where}: transpose(x, dim0, dim1) with both dimensions given positionally")
             dims = sorted(d % 2 for d in args[1:3])
             if dims != [0, 1]:
                 raise Unsupported(f"{where}: transpose of dimensions {args[1:3]}")
@@ -119,29 +154,41 @@ class Converter:
                    F.log_softmax: "log_softmax"}
         if (not is_method and target in softmax) or (is_method and target in ("softmax", "log_softmax")):
             op = softmax[target] if not is_method else target
+            positional(2)
+            if set(kwargs) - {"dim"}:
+                raise Unsupported(f"{where}: arguments {sorted(set(kwargs) - {'dim'})} that {op} does not take")
             dim = self.dim_of(args, kwargs, 1)
             if dim not in (1, -1):
                 raise Unsupported(f"{where}: {op} over dim {dim}; graph files normalise each row (dim 1 or -1)")
             return self.emit(n.name, op, [ref(args[0])])
         if (not is_method and target in (torch.sum, torch.mean)) or (is_method and target in ("sum", "mean")):
             op = ("sum" if target is torch.sum else "mean") if not is_method else target
+            positional(2)
+            if set(kwargs) - {"dim", "keepdim"}:
+                raise Unsupported(f"{where}: arguments {sorted(set(kwargs) - {'dim', 'keepdim'})} that {op} does not take")
             dim = self.dim_of(args, kwargs, 1)
             if dim is None:
                 return self.emit(n.name, op, [ref(args[0])])
             if isinstance(dim, (tuple, list)):
                 raise Unsupported(f"{where}: {op} over several dims")
             axis = dim % 2
-            if axis == 1 and not kwargs.get("keepdim", False):
-                raise Unsupported(f"{where}: {op}(dim=1) without keepdim=True gives a vector PyTorch broadcasts "
-                                  "as a row; write keepdim=True (an m x 1 column, as graph files have it)")
+            if not kwargs.get("keepdim", False):
+                raise Unsupported(f"{where}: {op}(dim={dim}) without keepdim=True gives a 1-D tensor, which graph "
+                                  "files do not have; write keepdim=True (a 1 x n row or an m x 1 column)")
             return self.emit(n.name, op, [ref(args[0])], axis=axis)
         if (not is_method and target in (torch.pow, operator.pow)) or (is_method and target == "pow"):
+            positional(2)
+            if kwargs or len(args) != 2:
+                raise Unsupported(f"{where}: pow(x, exponent) with the exponent given positionally")
             e = constant(args[1])
             if e is None:
                 raise Unsupported(f"{where}: pow with a tensor exponent")
             return self.emit(n.name, "pow", [ref(args[0])], exponent=exact(e))
         if not is_method and target is F.layer_norm:
+            positional(5)
             shape = args[1] if len(args) > 1 else kwargs.get("normalized_shape")
+            if not isinstance(shape, (tuple, list)):
+                raise Unsupported(f"{where}: layer_norm's normalized_shape must be a tuple or list, such as (n,)")
             weight = kwargs.get("weight", args[2] if len(args) > 2 else None)
             bias = kwargs.get("bias", args[3] if len(args) > 3 else None)
             eps = kwargs.get("eps", args[4] if len(args) > 4 else 1e-5)
@@ -192,7 +239,21 @@ def main(argv):
         if v.dim() != 2:
             raise Unsupported(f"input '{k}' has {v.dim()} dimensions; graph files hold matrices")
 
+    parameters = list(inspect.signature(module.f).parameters)
+    if sorted(parameters) != sorted(inputs):
+        raise Unsupported(f"f takes {parameters} but inputs() gives {sorted(inputs)}: they must be the same names")
     traced = torch.fx.symbolic_trace(module.f)
+    traced.graph.eliminate_dead_code()  # fx keeps values f computes but does not use
+    traced.recompile()
+    # Every value's shape, from a run on the inputs: graph files hold matrices only (and 0-D scalars as 1 x 1).
+    torch.fx.passes.shape_prop.ShapeProp(traced).propagate(*[inputs[k] for k in parameters])
+    for n in traced.graph.nodes:
+        meta = n.meta.get("tensor_meta")
+        if n.op in ("call_function", "call_method") and meta is not None:
+            rank = len(meta.shape)
+            if rank not in (0, 2):  # a 0-D scalar is a 1 x 1 matrix: both broadcast against a matrix alike
+                raise Unsupported(f"node '{n.name}': a value of shape {tuple(meta.shape)}; graph files hold "
+                                  "matrices (2 dimensions) and 1 x 1 scalars only")
     conv, names, output = Converter(), {}, None
     for n in traced.graph.nodes:
         if n.op == "placeholder":
@@ -222,4 +283,7 @@ if __name__ == "__main__":
         sys.exit(main(sys.argv))
     except Unsupported as e:
         print(f"torch_to_tapegrad: {e}", file=sys.stderr)
+        sys.exit(2)
+    except Exception as e:  # tracing, shapes, the function itself: one line, and the code of a bad input
+        print(f"torch_to_tapegrad: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(2)

@@ -59,14 +59,12 @@ template <Real T, Real R, class F> CheckReport check_jacobian(F f, const std::ve
   return report;
 }
 
-/// The check of `report` closest to failing (or furthest past it): the largest error over threshold, a NaN
-/// first; nullptr for an empty report.
+/// The worst check of `report` (worse() in report.hpp: failures first, NaN first among them, then error over
+/// threshold; the first of equals); nullptr for an empty report.
 inline const CheckResult* worst_check(const CheckReport& report) {
   const CheckResult* worst = nullptr;
-  for (const CheckResult& c : report.checks) {
-    if (worst && std::isnan(worst->ratio)) break; // the first NaN stays the worst
-    if (!worst || std::isnan(c.ratio) || c.ratio > worst->ratio) worst = &c;
-  }
+  for (const CheckResult& c : report.checks)
+    if (!worst || worse(c, *worst)) worst = &c;
   return worst;
 }
 

@@ -117,7 +117,18 @@ struct CheckResult {
 /// the reference's largest entry): -log10(rel), infinity when it is exact, NaN when the error is NaN.
 inline double correct_digits(const CheckResult& c) {
   if (std::isnan(c.rel_error)) return c.rel_error;
-  return c.rel_error > 0 ? -std::log10(c.rel_error) : std::numeric_limits<double>::infinity();
+  if (c.rel_error == 0) return std::numeric_limits<double>::infinity();
+  const double d = -std::log10(c.rel_error); // an infinite error: -inf, no digit right
+  return d > 0 ? d : 0.0;
+}
+
+/// Whether check a is worse than check b: a failure before a pass, among those a NaN before any number, then the
+/// larger error over threshold. (A check can pass above its threshold, through a noise floor.)
+inline bool worse(const CheckResult& a, const CheckResult& b) {
+  if (a.passed != b.passed) return !a.passed;
+  const bool a_nan = std::isnan(a.ratio), b_nan = std::isnan(b.ratio);
+  if (a_nan != b_nan) return a_nan;
+  return !a_nan && a.ratio > b.ratio;
 }
 
 /// Splits the work of a check over n runs (`--shard i/n`): units of work (one input's finite differences,

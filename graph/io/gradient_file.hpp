@@ -4,10 +4,11 @@
 //
 //   {"gradients": {"X": [[0.25, "-1.5e-3"], ...], "Wq": [[...]], ...}}
 //
-// the shape `tapegrad grad --format json` writes, so a file it wrote is read as is (its other keys, such as
-// "values" or "precision", are ignored). Entries are JSON numbers or decimal strings, read as the exact decimal
-// they spell, as graph files' are; "nan" is allowed (the check then fails on it). Which names and shapes fit is
-// for the graph to say (app/given.cpp): this header only reads.
+// the shape `tapegrad grad --format json` writes, so a file it wrote is read as is: "value", the output's value
+// where the gradients were taken, is read when present (the check compares it, so gradients of another function
+// or at another point are caught); its other keys, such as "values" or "precision", are ignored. Entries are JSON
+// numbers or decimal strings, read as the exact decimal they spell, as graph files' are; "nan" is allowed (the check
+// then fails on it). Which names and shapes fit is for the graph to say (app/given.cpp): this header only reads.
 
 #include "graph_file.hpp"
 
@@ -20,6 +21,7 @@ namespace tapegrad {
 struct GradientSpec {
   std::string file;                                          ///< as named in messages
   std::vector<std::pair<std::string, MatrixText>> gradients; ///< in file order
+  std::string value; ///< the output's value where the gradients were taken ("value"), when given; else empty
 };
 
 /// Parses gradient-file text; `file` names it in messages. GraphFileError for anything malformed.
@@ -30,8 +32,17 @@ inline GradientSpec parse_gradient_file(const std::string& text, const std::stri
     reader.fail("", std::string("a gradient file is one JSON object, not ") + detail::kind_name(root.kind));
   if (!root.duplicate_key.empty()) reader.fail("", "key '" + root.duplicate_key + "' appears twice");
   const detail::JsonNode* gradients = nullptr;
+  GradientSpec spec;
+  spec.file = file;
   for (const auto& [key, value] : root.members)
-    if (key == "gradients") gradients = &value;
+    if (key == "gradients") {
+      gradients = &value;
+    } else if (key == "value") {
+      const bool number = value.kind == detail::JsonNode::Kind::number || value.kind == detail::JsonNode::Kind::integer;
+      if (!number && !(value.kind == detail::JsonNode::Kind::string && detail::is_decimal_text(value.text)))
+        reader.fail("value", "the output's value is a number or a decimal string");
+      spec.value = value.text;
+    }
   if (gradients == nullptr)
     reader.fail("", "missing key 'gradients' (an object of named matrices, as 'tapegrad grad --format json' writes)");
   if (gradients->kind != detail::JsonNode::Kind::object)
@@ -40,8 +51,6 @@ inline GradientSpec parse_gradient_file(const std::string& text, const std::stri
   if (!gradients->duplicate_key.empty())
     reader.fail("gradients", "the gradient of '" + gradients->duplicate_key + "' is given twice");
   if (gradients->members.empty()) reader.fail("gradients", "no gradient is given");
-  GradientSpec spec;
-  spec.file = file;
   for (const auto& [name, value] : gradients->members)
     spec.gradients.emplace_back(name, reader.matrix(value, "gradient of '" + name + "'", true));
   return spec;

@@ -178,3 +178,34 @@ TEST_CASE("--gradients: names and shapes the graph has not, and misused options,
   CHECK_THROWS_WITH_AS(run_check_command(alone, out), doctest::Contains("--gradients needs a graph FILE"),
                        tapegrad::UsageError);
 }
+
+TEST_CASE("--gradients: the value given is compared too, so gradients taken elsewhere fail though shapes fit") {
+  nlohmann::json g = grad_json("double");
+  const Run same = check_given(g, "", "value_same.json");
+  CHECK(same.rc == 0);
+  bool compared = false;
+  for (const auto& c : same.report.at("checks"))
+    compared = compared || (c.at("kind") == "forward" && c.at("passed") == true);
+  CHECK(compared);
+  // The value of the same graph at inputs moved a little: the gradients given are still the old ones.
+  const double value = std::stod(g.at("value").get<std::string>());
+  std::ostringstream moved;
+  moved.precision(17);
+  moved << value * (1 + 1e-6);
+  g["value"] = moved.str();
+  const Run other = check_given(g, "", "value_other.json");
+  CHECK(other.rc == 1);
+  bool named = false;
+  for (const auto& c : other.report.at("checks"))
+    if (c.at("kind") == "forward") {
+      CHECK(c.at("passed") == false);
+      named = c.at("note").get<std::string>().find("not the graph's output") != std::string::npos;
+    }
+  CHECK(named);
+  CheckCommand cmd;
+  cmd.file = graph;
+  cmd.gradients = temp_file("stats.json", g.dump());
+  cmd.stats = true;
+  std::ostringstream out;
+  CHECK_THROWS_WITH_AS(run_check_command(cmd, out), doctest::Contains("--stats does not apply"), tapegrad::UsageError);
+}
