@@ -191,7 +191,13 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   args.progress = !cmd.quiet;
   args.detect_anomaly = cmd.detect_anomaly;
   args.strict = cmd.strict;
-  if (!cmd.gradients.empty()) return run_given_command(cmd, args, out);
+  if (!cmd.gradients.empty()) {
+    if (cmd.order != 1) throw UsageError("--order 2 checks the tape's Hessian; --gradients checks given gradients");
+    return run_given_command(cmd, args, out);
+  }
+  if (cmd.order != 1 && cmd.file.empty())
+    throw UsageError("--order 2 needs a graph FILE (the built-in attention cases are checked to first order)");
+  if (cmd.order != 1 && !cmd.shard.empty()) throw UsageError("--order 2: --shard does not apply to the Hessian checks");
   if (!cmd.claimed.empty()) throw UsageError("--claimed-precision goes with --gradients (the precision they claim)");
 
   std::vector<Run> runs;
@@ -221,8 +227,10 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   for (const Run& run : runs)
     report.append(with_precision(run.engine, [&](auto type) {
       using T = typename decltype(type)::type;
-      return spec ? run_check_file<T>(*spec, cmd.inputs, args, run.reference_digits)
-                  : run_check<T>(args, run.reference_digits);
+      if (!spec) return run_check<T>(args, run.reference_digits);
+      CheckReport r = run_check_file<T>(*spec, cmd.inputs, args, run.reference_digits);
+      if (cmd.order == 2) r.append(run_check_hessian<T>(*spec, run.reference_digits));
+      return r;
     }));
   if (cmd.format == "json")
     out << report_json(report, shard).dump(2) << "\n";

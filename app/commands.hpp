@@ -29,6 +29,7 @@ struct CheckCommand {
   std::string shard;           ///< "i/n": only this run's share of the work, as a partial report for `merge`
   std::string gradients;       ///< with a FILE: a gradient file to check instead of the tape (app/given.cpp)
   std::string claimed;         ///< the precision the given gradients claim; empty: double
+  int order = 1;               ///< 2: add the Hessian checks (with a FILE)
   // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
   bool causal = false;
   long offset = 0;
@@ -56,6 +57,12 @@ struct GradCommand {
   bool all_nodes = false, audit = false, stats = false, detect_anomaly = false;
 };
 int run_grad_command(const GradCommand& cmd, std::ostream& out);
+
+/// `tapegrad hessian FILE`.
+struct HessianCommand {
+  std::string file, precision = "double", format = "text";
+};
+int run_hessian_command(const HessianCommand& cmd, std::ostream& out);
 
 /// `tapegrad dot FILE`.
 struct DotCommand {

@@ -46,6 +46,21 @@ template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::v
 CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, const Precision& claimed,
                             const CheckArgs& args, unsigned reference_digits);
 
+/// `tapegrad hessian FILE`: the Hessian of the 1x1 output with respect to every input entry (inputs in file
+/// order, each row-major), forward over reverse on Tape<Dual<T>>; text or JSON, built before anything is printed.
+template <Real T>
+std::string run_hessian(const GraphSpec& spec, const std::string& precision, const std::string& format);
+
+/// `check FILE --order 2`: the Hessian checks of the file's graph, forward over reverse in T against the
+/// reference's two Hessians in `reference_digits` (check_hessian_reference).
+template <Real T> CheckReport run_check_hessian(const GraphSpec& spec, unsigned reference_digits);
+
+/// The reference side of run_check_hessian (app/hessian.cpp, compiled once: nested dual numbers of MPFR), with
+/// `reference_digits` in effect: `engine` is the engine's Hessian converted exactly, `engine_tol` its precision's
+/// rounding budget as a decimal, `engine_name` its name.
+CheckReport check_hessian_reference(const GraphSpec& spec, const Matrix<mpfr_real>& engine,
+                                    const std::string& engine_tol, const std::string& engine_name);
+
 struct GradArgs {
   std::string precision; ///< as given, for the report
   std::string format = "text";

@@ -2,6 +2,7 @@
 // Definitions of the engine-precision work; included once per engine type by engine_<type>.cpp.
 #include "engine.hpp"
 
+#include <tapegrad/autodiff/check/hessian.hpp>
 #include <tapegrad/autodiff/print.hpp>
 #include <tapegrad/graph/io/graph_build.hpp>
 #include <tapegrad/graph/verification/attention_check.hpp>
@@ -206,6 +207,46 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
     }
   }
   return text.str();
+}
+
+template <Real T>
+std::string run_hessian(const GraphSpec& spec, const std::string& precision, const std::string& format) {
+  const FileGraph<T> graph(spec);
+  const Matrix<T> H = hessian(graph, graph.inputs(), graph.names());
+  Tape<T> tape;
+  const T value = graph.output_of(record_file(tape, graph)).value()(0, 0);
+  std::ostringstream text;
+  if (format == "json") {
+    nlohmann::ordered_json doc;
+    doc["precision"] = precision;
+    doc["output"] = spec.output;
+    doc["value"] = to_decimal(value);
+    nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < graph.inputs().size(); ++k)
+      inputs.push_back(
+          {{"name", graph.names()[k]}, {"rows", graph.inputs()[k].rows()}, {"cols", graph.inputs()[k].cols()}});
+    doc["inputs"] = std::move(inputs);
+    doc["hessian"] = matrix_json(H);
+    text << doc.dump(2) << "\n";
+    return text.str();
+  }
+  text << "graph " << spec.file << (spec.description.empty() ? "" : ": " + spec.description) << "\n"
+       << "precision " << precision << " (" << scalar_name<T>() << "), forward over reverse (Tape<Dual<T>>)\n"
+       << spec.output << " = " << to_decimal(value) << "\n\nHessian d2 " << spec.output << " / d x d x, x = ";
+  for (std::size_t k = 0; k < graph.inputs().size(); ++k)
+    text << (k ? ", " : "") << graph.names()[k] << " ("
+         << shape_string(graph.inputs()[k].rows(), graph.inputs()[k].cols()) << ")";
+  text << " flattened, each row-major (" << H.rows() << " x " << H.cols() << "):\n"
+       << format_matrix(H, max_digits10<T>(), "  ");
+  return text.str();
+}
+
+template <Real T> CheckReport run_check_hessian(const GraphSpec& spec, unsigned reference_digits) {
+  const FileGraph<T> graph(spec);
+  const Matrix<T> H = hessian(graph, graph.inputs(), graph.names());
+  const std::string tol = to_decimal(engine_tolerance<T>()), name = precision_name<T>();
+  MpfrDigits digits(reference_digits);
+  return check_hessian_reference(spec, convert<mpfr_real>(H), tol, name);
 }
 
 /// DOT string literal contents: quotes and backslashes escaped, line breaks as \n.

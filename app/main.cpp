@@ -47,6 +47,11 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   sub->add_option("--claimed-precision", cmd.claimed,
                   "With --gradients: the precision they claim, which sets their threshold (default double): " +
                       precision_spellings() + ", or N digits");
+  sub->add_option("--order", cmd.order,
+                  "With FILE: 2 adds the Hessian checks (forward over reverse against nested dual numbers and "
+                  "against differences of the gradient, in the reference precision)")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
   sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
                 "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
                 "naming the node");
@@ -73,6 +78,19 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
                 "Random projections instead of every coordinate (for large inputs; weaker, and labelled so)");
   sub->add_option("--directions", cmd.directions, "Random directions for --directional and for dual numbers")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  return sub;
+}
+
+CLI::App* add_hessian_command(CLI::App& cli, HessianCommand& cmd) {
+  CLI::App* sub = cli.add_subcommand("hessian", "Print the Hessian of a graph file's output with respect to every "
+                                                "input entry (inputs in file order, each row-major), forward over "
+                                                "reverse");
+  sub->add_option("FILE", cmd.file, "The graph file (JSON)")->required();
+  sub->add_option("--precision", cmd.precision, "Precision: " + precision_spellings() + ", or N digits (MPFR)")
+      ->capture_default_str();
+  sub->add_option("--format", cmd.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   return sub;
 }
@@ -162,6 +180,8 @@ int main(int argc, char** argv) {
   CLI::App* check_cmd = tapegrad::app::add_check_command(cli, check);
   tapegrad::app::GradCommand grad;
   CLI::App* grad_cmd = tapegrad::app::add_grad_command(cli, grad);
+  tapegrad::app::HessianCommand hessian;
+  CLI::App* hessian_cmd = tapegrad::app::add_hessian_command(cli, hessian);
   tapegrad::app::BugsCommand bugs;
   CLI::App* bugs_cmd = tapegrad::app::add_bugs_command(cli, bugs);
   tapegrad::app::MergeCommand merge;
@@ -188,6 +208,7 @@ int main(int argc, char** argv) {
     return tapegrad::app::run_with_output(out_file, std::cout, [&](std::ostream& out) {
       if (check_cmd->parsed()) return tapegrad::app::run_check_command(check, out);
       if (grad_cmd->parsed()) return tapegrad::app::run_grad_command(grad, out);
+      if (hessian_cmd->parsed()) return tapegrad::app::run_hessian_command(hessian, out);
       if (ops_cmd->parsed()) return tapegrad::app::run_ops_command(ops, out);
       if (dot_cmd->parsed()) return tapegrad::app::run_dot_command(dot, out);
       if (bugs_cmd->parsed()) return tapegrad::app::run_bugs_command(bugs, out);

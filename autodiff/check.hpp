@@ -11,7 +11,8 @@
 // in U: the checker records it on Tape<T> for the engine, on Tape<R> for the reference, and on
 // Tape<Dual<T>> for forward mode. Nothing here knows an op by name, but for one: a graph whose output is a
 // matrix is checked entry by entry through the slice ops (check/jacobian.hpp). A gradient computed elsewhere is
-// checked against the reference tape's (check/given_gradient.hpp).
+// checked against the reference tape's (check/given_gradient.hpp); second derivatives three ways by
+// check/hessian.hpp.
 //
 // Each concern is a header of autodiff/check/; this one includes them all.
 
@@ -19,6 +20,7 @@
 #include "check/directional.hpp"
 #include "check/dual_check.hpp"
 #include "check/given_gradient.hpp"
+#include "check/hessian.hpp"
 #include "check/input_differences.hpp"
 #include "check/jacobian.hpp"
 #include "check/kink_guard.hpp"

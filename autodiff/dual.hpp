@@ -118,6 +118,15 @@ template <Real T> inline constexpr bool runtime_precision<Dual<T>> = runtime_pre
 
 template <Real T> inline constexpr bool is_dual<Dual<T>> = true; // the primary template is in real.hpp
 
+/// The plain number under any depth of dual numbers (the value of a Dual<Dual<T>> is a Dual<T>); x itself for a
+/// plain scalar.
+template <Real T> auto plain_value(const T& x) {
+  if constexpr (is_dual<T>)
+    return plain_value(x.val);
+  else
+    return x;
+}
+
 /// For autodiff/instances.hpp: X(prefix, T, ...) and X(prefix, Dual<T>, ...), the types forward mode runs the
 /// same code on (the tape, the ops, the graphs).
 #define TAPEGRAD_WITH_DUAL(X, prefix, T, ...)                                                                          \

@@ -65,12 +65,7 @@ struct PowOp {
 template <Real T> Var<T> PowOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   common_tape(info, in);
   const T e = p.number("exponent");
-  const auto plain = [](const T& x) { // the exponent as a number of the engine's own type, for its text
-    if constexpr (is_dual<T>)
-      return x.val;
-    else
-      return x;
-  };
+  const auto plain = [](const T& x) { return plain_value(x); }; // the exponent as a plain number, for its text
   const std::string text =
       p.number_from_text("exponent") ? p.number_text("exponent") : to_decimal(plain(e)); // the value made in C++
   using std::floor;

@@ -23,6 +23,9 @@ enum class CheckKind {
   directional,                 ///< d/dt J(x + t v) against <grad, v>, one random direction
   forward,                     ///< a forward value against an independent one (the by-hand attention)
   given_vs_reference, ///< a gradient from elsewhere (a file, another framework) against the tape's in the reference
+  hessian_vs_forward, ///< the Hessian by forward over reverse against forward over forward (nested duals)
+  hessian_vs_finite_differences, ///< the same against finite differences of the reference's gradient
+  hessian_reference, ///< the reference's two Hessians (differences, forward over forward) against each other
 };
 
 /// Every kind, in the enum's order (a test checks each against kind_id, so none is left out).
@@ -34,7 +37,10 @@ inline constexpr CheckKind check_kinds[] = {CheckKind::tape_vs_finite_difference
                                             CheckKind::node_vjp,
                                             CheckKind::directional,
                                             CheckKind::forward,
-                                            CheckKind::given_vs_reference};
+                                            CheckKind::given_vs_reference,
+                                            CheckKind::hessian_vs_forward,
+                                            CheckKind::hessian_vs_finite_differences,
+                                            CheckKind::hessian_reference};
 
 /// A stable identifier of the kind, as JSON reports write it: "tape_vs_finite_differences".
 inline const char* kind_id(CheckKind k) {
@@ -57,6 +63,12 @@ inline const char* kind_id(CheckKind k) {
     return "forward";
   case CheckKind::given_vs_reference:
     return "given_vs_reference";
+  case CheckKind::hessian_vs_forward:
+    return "hessian_vs_forward";
+  case CheckKind::hessian_vs_finite_differences:
+    return "hessian_vs_finite_differences";
+  case CheckKind::hessian_reference:
+    return "hessian_reference";
   }
   return "?";
 }
@@ -83,6 +95,12 @@ inline std::string kind_name(CheckKind k, const std::string& other = {}) {
     return "tape vs " + (other.empty() ? std::string("hand-written") : other) + " forward";
   case CheckKind::given_vs_reference:
     return (other.empty() ? std::string("given") : other) + " vs reference tape";
+  case CheckKind::hessian_vs_forward:
+    return "Hessian vs forward-over-forward";
+  case CheckKind::hessian_vs_finite_differences:
+    return "Hessian vs differences of the gradient";
+  case CheckKind::hessian_reference:
+    return "reference Hessian: differences vs duals";
   }
   return "?";
 }

@@ -16,10 +16,12 @@
 
 namespace tapegrad {
 
-/// x of type T as a U that holds T exactly (a wider type, or Dual<T> with derivative 0).
+/// x of type T as a U that holds T exactly (a wider type, or Dual<T>, or Dual<Dual<T>>, with derivatives 0).
 template <Real U, Real T> U lift(const T& x) {
   if constexpr (std::same_as<U, Dual<T>>)
     return U(x);
+  else if constexpr (is_dual<U>)
+    return U(lift<decltype(U::val)>(x));
   else
     return exact_convert<U>(x);
 }
