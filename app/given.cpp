@@ -20,7 +20,9 @@ CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, co
   for (const auto& [name, m] : spec.inputs)
     names.push_back(name);
   std::vector<std::string> wrt;
-  for (const auto& [name, m] : given.gradients) {
+  for (const auto& gradient : given.gradients) {
+    const std::string& name = gradient.first; // not a structured binding: clang 14 cannot capture one
+    const MatrixText& m = gradient.second;
     const auto at =
         std::find_if(spec.inputs.begin(), spec.inputs.end(), [&](const auto& in) { return in.first == name; });
     if (at == spec.inputs.end()) {
