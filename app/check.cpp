@@ -198,6 +198,8 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   if (cmd.order != 1 && cmd.file.empty())
     throw UsageError("--order 2 needs a graph FILE (the built-in attention cases are checked to first order)");
   if (cmd.order != 1 && !cmd.shard.empty()) throw UsageError("--order 2: --shard does not apply to the Hessian checks");
+  if (cmd.order != 1 && !cmd.inputs.empty())
+    throw UsageError("--order 2 checks the Hessian with respect to every input entry: --inputs does not apply");
   if (!cmd.claimed.empty()) throw UsageError("--claimed-precision goes with --gradients (the precision they claim)");
 
   std::vector<Run> runs;

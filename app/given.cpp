@@ -7,7 +7,7 @@
 #include <tapegrad/autodiff/check/given_gradient.hpp>
 #include <tapegrad/graph/io/graph_build.hpp>
 
-#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,26 +16,24 @@ namespace tapegrad::app {
 CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, const Precision& claimed,
                             const CheckArgs& args, unsigned reference_digits) {
   // Every given gradient names an input of the graph and has its shape: anything else is a bad file.
-  std::vector<std::string> names;
-  for (const auto& [name, m] : spec.inputs)
-    names.push_back(name);
+  std::map<std::string, std::size_t> input_at; // input name -> its position in the file
+  std::string list;
+  for (const auto& [name, m] : spec.inputs) {
+    input_at.emplace(name, input_at.size());
+    list += (list.empty() ? "" : ", ") + name;
+  }
   std::vector<std::string> wrt;
-  for (const auto& gradient : given.gradients) {
-    const std::string& name = gradient.first; // not a structured binding: clang 14 cannot capture one
-    const MatrixText& m = gradient.second;
-    const auto at =
-        std::find_if(spec.inputs.begin(), spec.inputs.end(), [&](const auto& in) { return in.first == name; });
-    if (at == spec.inputs.end()) {
-      std::string list;
-      for (const std::string& n : names)
-        list += (list.empty() ? "" : ", ") + n;
+  std::vector<const MatrixText*> given_of(spec.inputs.size(), nullptr); // per input, its given gradient if any
+  for (const auto& [name, m] : given.gradients) {
+    const auto at = input_at.find(name);
+    if (at == input_at.end())
       throw GraphFileError(given.file + ": gradient of '" + name + "': " + spec.file + " has no input '" + name +
                            "' (its inputs: " + list + ")");
-    }
-    if (at->second.rows != m.rows || at->second.cols != m.cols)
+    const MatrixText& input = spec.inputs[at->second].second;
+    if (input.rows != m.rows || input.cols != m.cols)
       throw ShapeError(given.file + ": the gradient of '" + name + "' is " + shape_string(m.rows, m.cols) +
-                       " but input '" + name + "' of " + spec.file + " is " +
-                       shape_string(at->second.rows, at->second.cols));
+                       " but input '" + name + "' of " + spec.file + " is " + shape_string(input.rows, input.cols));
+    given_of[at->second] = &m;
     wrt.push_back(name);
   }
   // The claim's rounding budget, made in the claimed precision itself (its own digits in effect).
@@ -56,27 +54,31 @@ CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, co
   tape.backward(graph.output_of(all));
   const mpfr_real threshold = given_threshold(from_decimal<mpfr_real>(claimed_tol));
   // The output's value, when the file gives it: gradients of another function, or at another point, are not
-  // what the graph's are, and this says so even where their shapes fit.
+  // what the graph's are, and this says so even where their shapes fit. Relative to max(1, |J|): a value near 0
+  // (a loss that cancels) is judged by its absolute error.
   if (!given.value.empty()) {
     const Matrix<mpfr_real> value = Matrix<mpfr_real>::Constant(1, 1, from_decimal<mpfr_real>(given.value));
-    CheckResult c = compare<mpfr_real, mpfr_real>(CheckKind::forward, "given", spec.output, value,
-                                                  graph.output_of(all).value(), threshold, "none");
+    const Matrix<mpfr_real>& J = graph.output_of(all).value();
+    CheckResult c = compare<mpfr_real, mpfr_real>(CheckKind::forward, "given", spec.output, value, J, threshold, "none",
+                                                  threshold * scale_of(J(0, 0)));
     c.engine_precision = "given, claimed " + claimed.name;
     c.graph = spec.file;
     if (!c.passed)
       c.note = "the value given is not the graph's output at its inputs: another function, or another point";
+    else if (!c.note.empty()) // passed by the floor, not relatively
+      c.note = "the output is near 0: judged absolutely, abs " + c.max_abs_error + " <= the threshold times max(1, |" +
+               spec.output + "|) = " + to_string(threshold * scale_of(J(0, 0)), 3);
     report.checks.push_back(std::move(c));
   }
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    const auto at = std::find_if(given.gradients.begin(), given.gradients.end(),
-                                 [&](const auto& g) { return g.first == names[k]; });
-    if (at == given.gradients.end()) {
-      report.warnings.push_back(spec.file + ": input '" + names[k] + "' has no gradient in " + given.file +
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+    const std::string& name = spec.inputs[k].first;
+    if (!given_of[k]) {
+      report.warnings.push_back(spec.file + ": input '" + name + "' has no gradient in " + given.file +
                                 ": not checked");
       continue;
     }
     report.checks.push_back(
-        check_given_gradient(names[k], from_text<mpfr_real>(at->second), all[k].grad(), threshold, claimed.name));
+        check_given_gradient(name, from_text<mpfr_real>(*given_of[k]), all[k].grad(), threshold, claimed.name));
     report.checks.back().graph = spec.file;
   }
   return report;

@@ -162,7 +162,10 @@ void print_report(std::ostream& out, const CheckReport& report, bool verbose) {
       out << "  " << std::left << std::setw(40) << g.name << std::right << std::setw(4) << g.ran
           << (g.ran == 1 ? " check, " : " checks,") << std::left << " "
           << (g.failed == 0 ? "all pass" : std::to_string(g.failed) + " FAILED") << "; worst rel " << w.max_rel_error
-          << (w.passed ? " <= " : " > ") << w.threshold << " (" << w.input << ")\n";
+          << (!w.passed                          ? " > " + w.threshold
+              : w.rel_error <= w.threshold_value ? " <= " + w.threshold
+                                                 : " (passed absolutely: abs " + w.max_abs_error + " within its floor)")
+          << " (" << w.input << ")\n";
       for (const CheckResult* c : g.checks) // a given gradient's line always: its digits are the answer
         if (verbose || !c->passed || c->kind == CheckKind::given_vs_reference) print_line(out, *c);
     }

@@ -201,6 +201,21 @@ class Converter:
                           "square, neg, pow, mean, log_softmax, layer_norm, ...; see tapegrad ops)")
 
 
+def refuse_in_place(graph):
+    """An op that writes into a tensor (x.add_(y), x[0] = v, relu(x, inplace=True), out=) changes a value that
+    graph files hold fixed, and dead-code elimination would drop it silently: refused, naming the node."""
+    for n in graph.nodes:
+        if n.op not in ("call_function", "call_method"):
+            continue
+        name = n.target if n.op == "call_method" else getattr(n.target, "__name__", str(n.target))
+        in_place = (n.op == "call_method" and name.endswith("_") and not name.startswith("__")) \
+            or n.target in (operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv) \
+            or n.kwargs.get("inplace", False) or "out" in n.kwargs
+        if in_place:
+            raise Unsupported(f"node '{n.name}' ({n.op} {name}): an in-place operation; graph files hold each value "
+                              "once, so write it out of place (x = x + y, not x.add_(y) or x += y)")
+
+
 def dumps(v, depth=0):
     """JSON with one matrix row, and one node, per line."""
     pad, inner = " " * depth, " " * (depth + 1)
@@ -243,10 +258,19 @@ def main(argv):
     if sorted(parameters) != sorted(inputs):
         raise Unsupported(f"f takes {parameters} but inputs() gives {sorted(inputs)}: they must be the same names")
     traced = torch.fx.symbolic_trace(module.f)
+    refuse_in_place(traced.graph)  # before dead code goes: an in-place op's own result is often unused
     traced.graph.eliminate_dead_code()  # fx keeps values f computes but does not use
     traced.recompile()
+    # The trace must compute what f does: `y += 1` traces as y = y + 1, so an alias of y taken before (z = y)
+    # keeps the old value in the trace but not in PyTorch. Compared in float64 on the inputs themselves.
+    args = [inputs[k] for k in parameters]
+    traced_value, direct_value = traced(*args), module.f(**{k: v.clone() for k, v in inputs.items()})
+    if not torch.equal(torch.as_tensor(traced_value), torch.as_tensor(direct_value)):
+        raise Unsupported(f"the traced graph gives {torch.as_tensor(traced_value).tolist()} where f gives "
+                          f"{torch.as_tensor(direct_value).tolist()}: f does something tracing does not see (an "
+                          "in-place op on an alias: z = y; y += 1); write it out of place")
     # Every value's shape, from a run on the inputs: graph files hold matrices only (and 0-D scalars as 1 x 1).
-    torch.fx.passes.shape_prop.ShapeProp(traced).propagate(*[inputs[k] for k in parameters])
+    torch.fx.passes.shape_prop.ShapeProp(traced).propagate(*args)
     for n in traced.graph.nodes:
         meta = n.meta.get("tensor_meta")
         if n.op in ("call_function", "call_method") and meta is not None:

@@ -11,11 +11,13 @@
 // check_hessian() compares the engine's in T with the other two in R, thresholds fixed before the run.
 
 #include "../dual.hpp"
+#include "../error.hpp"
 #include "recording.hpp"
 #include "report.hpp"
 #include "tolerances.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,15 +105,21 @@ Matrix<T> hessian_forward(const F& f, const std::vector<Matrix<T>>& inputs, cons
 }
 
 /// H by sixth-order central differences of the reverse gradient in T, one column per coordinate (6 sweeps each),
-/// the step step_at(x, sixth_order).
+/// the step step_at(x, sixth_order). As for the gradient's differences (central_difference): a coordinate that
+/// is not finite (a -inf mask entry) is a constant, its column 0; a point of the stencil outside an op's domain
+/// (DomainError) gives NaN there, which the comparison reports, instead of ending the check.
 template <Real T, class F>
 Matrix<T> hessian_differences(const F& f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names) {
   const Eigen::Index n = detail::flat_size(inputs);
-  Matrix<T> H(n, n);
+  Matrix<T> H = Matrix<T>::Zero(n, n);
   std::vector<Matrix<T>> x = inputs;
   const auto gradient = [&] {
     Tape<T> tape;
-    tape.backward(record_graph(tape, f, x, names));
+    try {
+      tape.backward(record_graph(tape, f, x, names));
+    } catch (const DomainError&) {
+      return std::vector<T>(static_cast<std::size_t>(n), std::numeric_limits<T>::quiet_NaN());
+    }
     std::vector<T> g;
     for (std::size_t b = 0; b < x.size(); ++b) {
       const Matrix<T>& gb = tape.var(b).grad();
@@ -125,7 +133,9 @@ Matrix<T> hessian_differences(const F& f, const std::vector<Matrix<T>>& inputs, 
   for (std::size_t a = 0; a < x.size(); ++a)
     for (Eigen::Index e = 0; e < x[a].size(); ++e, ++l) {
       T& coordinate = x[a](e / x[a].cols(), e % x[a].cols());
-      const T x0 = coordinate, h = step_at(x0, Stencil::sixth_order);
+      const T x0 = coordinate;
+      if (!is_finite(x0)) continue; // a constant: its column stays 0
+      const T h = step_at(x0, Stencil::sixth_order);
       std::vector<std::vector<T>> at;
       for (int m : {1, -1, 2, -2, 3, -3}) {
         coordinate = x0 + T(m) * h;
@@ -164,7 +174,7 @@ template <Real R, class F> HessianReference<R> hessian_reference(const F& f, con
 /// The Hessian checks, in R (its digits in effect): the engine's Hessian (forward over reverse in the engine's
 /// precision, converted exactly to R; `engine_tol` that precision's rounding budget, 1024 eps) against forward
 /// over forward (threshold engine_tol plus R's own budget) and against differences of the gradient (engine_tol
-/// plus the stencil's, 1000 eps_R^(6/7)), and R's two against each other (the stencil's), these two passing also
+/// plus the stencil's, 1000 eps_R^(6/7)), and R's two against each other (the same budget), these two passing also
 /// within the stencil's noise at the gradient's scale (HessianReference::noise). Errors are relative to
 /// the largest entry; each note names the worst entry's pair of input entries (`names`, `rows`, `cols`: the
 /// inputs, in order).
@@ -186,8 +196,10 @@ CheckReport compare_hessians(const Matrix<R>& engine, const HessianReference<R>&
       named(compare<R, R>(CheckKind::hessian_vs_forward, {}, "H", engine, ref.forward, exact_budget, "none")));
   report.checks.push_back(named(compare<R, R>(CheckKind::hessian_vs_finite_differences, {}, "H", engine,
                                               ref.differences, stencil_budget, step, ref.noise)));
+  // The reference's two need agree only as far as the engine is judged: a steep graph (sum(exp(10 x))) puts the
+  // stencil's error well above its nominal 1000 eps_R^(6/7) while both remain far finer than the engine.
   report.checks.push_back(named(compare<R, R>(CheckKind::hessian_reference, {}, "H", ref.differences, ref.forward,
-                                              reference_tolerance<R>(), step, ref.noise)));
+                                              stencil_budget, step, ref.noise)));
   return report;
 }
 

@@ -118,6 +118,31 @@ public:
     return out;
   }
 
+  /// The file's spec with every decimal (input entries, number parameters) replaced by this graph's value in T,
+  /// written at `digits` digits of MPFR, which hold every T exactly: a FileGraph<mpfr_real> made from it at those
+  /// digits computes at the engine's point with the engine's constants, not at the file's decimals rounded
+  /// once more finely. Call it with T's digits in effect (when T is MPFR), as the graph was made.
+  GraphSpec spec_at_engine_values(unsigned digits) const {
+    GraphSpec spec = spec_;
+    std::vector<T> numbers; // the number parameters in T, read before the digits change
+    for (const NodeSpec& n : spec.nodes)
+      for (const ParamText& t : n.params)
+        if (t.type == ParamType::number) numbers.push_back(from_decimal<T>(t.number));
+    MpfrDigits scope(digits);
+    const auto exact = [](const T& x) { return to_decimal(exact_convert<mpfr_real>(x)); };
+    for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+      MatrixText& m = spec.inputs[k].second;
+      for (long i = 0; i < m.rows; ++i)
+        for (long j = 0; j < m.cols; ++j)
+          m.entries[static_cast<std::size_t>(i * m.cols + j)] = exact(inputs_[k](i, j));
+    }
+    std::size_t next = 0;
+    for (NodeSpec& n : spec.nodes)
+      for (ParamText& t : n.params)
+        if (t.type == ParamType::number) t.number = exact(numbers[next++]);
+    return spec;
+  }
+
   /// Position of a name among inputs then nodes.
   std::size_t index_of(const std::string& name) const {
     for (std::size_t k = 0; k < names_.size(); ++k)

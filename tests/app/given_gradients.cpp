@@ -213,3 +213,45 @@ TEST_CASE("--gradients: the value given is compared too, so gradients taken else
   std::ostringstream out;
   CHECK_THROWS_WITH_AS(run_check_command(cmd, out), doctest::Contains("--stats does not apply"), tapegrad::UsageError);
 }
+
+TEST_CASE("--gradients: a value near 0 is judged by its absolute error (0.1 + 0.2 - 0.3 in double passes)") {
+  // In the file's decimals J is -1e-22; double's 0.1 + 0.2 - 0.3 (c rounds to 0.3's double) is 2^-54. Relative to
+  // J that is an error of 5e5; absolutely it is within the claim's budget, which is how a loss that cancels is
+  // judged.
+  const std::string cancel = temp_file("cancel.json", R"({
+    "inputs": {"X": [["0.1", "0.2"]], "c": [["0.3000000000000000000001"]]},
+    "nodes": [{"name": "S", "op": "sum", "args": ["X"]}, {"name": "J", "op": "sub", "args": ["S", "c"]}],
+    "output": "J"})");
+  GradCommand g;
+  g.file = cancel;
+  g.precision = "double";
+  g.format = "json";
+  std::ostringstream grads;
+  REQUIRE(run_grad_command(g, grads) == 0);
+  const nlohmann::json given = nlohmann::json::parse(grads.str());
+  REQUIRE(std::stod(given.at("value").get<std::string>()) != 0.0); // double's rounding, not the decimals' 0
+  CheckCommand cmd;
+  cmd.file = cancel;
+  cmd.gradients = temp_file("cancel_gradients.json", given.dump());
+  cmd.format = "json";
+  cmd.quiet = true;
+  std::ostringstream out;
+  CHECK(run_check_command(cmd, out) == 0);
+  bool compared = false;
+  const nlohmann::json report = nlohmann::json::parse(out.str());
+  for (const auto& c : report.at("checks"))
+    if (c.at("kind") == "forward" && c.at("engine_precision").get<std::string>().starts_with("given")) {
+      compared = true;
+      MESSAGE("value: abs " << c.at("max_abs_error") << ", threshold " << c.at("threshold") << ": " << c.at("note"));
+      CHECK(c.at("passed") == true);
+      CHECK(c.at("rel_error").get<double>() > 1); // passed absolutely, not relatively
+      CHECK(c.at("note").get<std::string>().find("the output is near 0: judged absolutely") != std::string::npos);
+    }
+  CHECK(compared);
+  // Off by more than the budget in absolute terms, it fails.
+  nlohmann::json wrong = given;
+  wrong["value"] = "1e-9";
+  cmd.gradients = temp_file("cancel_wrong.json", wrong.dump());
+  std::ostringstream out2;
+  CHECK(run_check_command(cmd, out2) == 1);
+}

@@ -120,3 +120,97 @@ TEST_CASE("check_hessian: a VJP right to first order but not generic gives a wro
   CHECK_FALSE(second.checks[1].passed); // against differences of the gradient
   CHECK(second.checks[2].passed);       // the reference's two agree: they use no dual VJP
 }
+
+namespace {
+
+/// J = sum(X .* X .* C + X X + Y .* X), X and Y 2 x 2: H's blocks, flattened row-major, are known exactly.
+struct Flattening {
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    return sum(add(add(hadamard(hadamard(in[0], in[0]), in[2]), matmul(in[0], in[0])), hadamard(in[1], in[0])));
+  }
+};
+
+/// sum(exp(10 x)): each derivative ten times the last, so the stencil's error is far above its nominal size.
+struct SteepExp {
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    return sum(exp(scale(in[0], U(10))));
+  }
+};
+
+} // namespace
+
+TEST_CASE("hessian: inputs flattened in order, each row-major, forward over reverse and forward over forward alike") {
+  // Inputs {X, Y, C}: X's entries are 0..3, Y's 4..7, C's 8..11, each (i, j) at 2 i + j. With C constant in the
+  // formula below (C enters linearly, times X .* X): H[X(a,b), X(c,d)] = 2 C(a,b) [ab = cd] + [b = c] + [d = a],
+  // H[X(a,b), Y(c,d)] = [ab = cd], H[X(a,b), C(c,d)] = 2 X(a,b) [ab = cd]; Y and C with each other: 0.
+  Matrix<double> X(2, 2), Y(2, 2), C(2, 2);
+  X << 0.5, -1, 2, 0.25;
+  Y << 3, -2, 0.75, 1.5;
+  C << 1, 2, 3, 4;
+  const std::vector<Matrix<double>> in{X, Y, C};
+  const std::vector<std::string> names{"X", "Y", "C"};
+  Matrix<double> expected = Matrix<double>::Zero(12, 12);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 2; ++c)
+        for (int d = 0; d < 2; ++d) {
+          const int k = 2 * a + b, l = 2 * c + d;
+          expected(k, l) = (k == l ? 2 * C(a, b) : 0.0) + (b == c ? 1.0 : 0.0) + (d == a ? 1.0 : 0.0);
+          if (k == l) {
+            expected(k, 4 + l) = expected(4 + l, k) = 1;
+            expected(k, 8 + l) = expected(8 + l, k) = 2 * X(a, b);
+          }
+        }
+  const Matrix<double> H = hessian<double>(Flattening{}, in, names),
+                       FF = hessian_forward<double>(Flattening{}, in, names);
+  for (Eigen::Index k = 0; k < 12; ++k)
+    for (Eigen::Index l = 0; l < 12; ++l) {
+      INFO(flat_entry_name(names, {2, 2, 2}, {2, 2, 2}, k) << ", " << flat_entry_name(names, {2, 2, 2}, {2, 2, 2}, l));
+      CHECK(H(k, l) == expected(k, l));
+      CHECK(FF(k, l) == expected(k, l));
+    }
+  CHECK(flat_entry_name(names, {2, 2, 2}, {2, 2, 2}, 6) == "Y(1, 0)");
+}
+
+TEST_CASE("hessian_differences: a point outside an op's domain gives NaN there, a coordinate at -inf is a constant") {
+  MpfrDigits digits(50);
+  const std::vector<std::string> names{"x"};
+  // log at x0 = 1e-40: the stencil's steps (about 1e-7) reach below 0, a DomainError; x1 = 2 is far from it.
+  Matrix<mpfr_real> x(1, 2);
+  x << mpfr_real(1) / pow(mpfr_real(10), 40), mpfr_real(2);
+  const auto logs = [](auto&, const auto& in) { return sum(log(in[0])); };
+  const Matrix<mpfr_real> D = hessian_differences<mpfr_real>(logs, {x}, names);
+  CHECK(is_nan(D(0, 0)));
+  CHECK(is_nan(D(1, 0)));
+  const mpfr_real tolerance = reference_tolerance<mpfr_real>();
+  MESSAGE("log at 2: d2 = " << to_string(D(1, 1), 20) << " against -1/4, tolerance " << to_string(tolerance, 3));
+  CHECK(abs(D(1, 1) + mpfr_real(1) / 4) <= tolerance);
+  CHECK(D(0, 1) == 0);
+
+  // exp at -inf: a masked entry, not a variable; its column is 0 and nothing is NaN.
+  Matrix<double> m(1, 2);
+  m << -std::numeric_limits<double>::infinity(), 0.5;
+  const auto exps = [](auto&, const auto& in) { return sum(exp(in[0])); };
+  const Matrix<double> E = hessian_differences<double>(exps, {m}, names);
+  CHECK(E(0, 0) == 0);
+  CHECK(E(1, 0) == 0);
+  CHECK(E(0, 1) == 0);
+  CHECK(std::abs(E(1, 1) - std::exp(0.5)) <= reference_tolerance<double>() * std::exp(0.5));
+}
+
+TEST_CASE(
+    "check_hessian: a steep graph, sum(exp(10 x)), passes: the reference's two agree within the engine's budget") {
+  Matrix<double> x(1, 3);
+  x << 0.5, -1.25, 2;
+  const std::vector<std::string> names{"x"};
+  const CheckReport d = check_hessian<double, mpfr_real>(SteepExp{}, {x}, names, 50);
+  const CheckReport h = check_hessian<float50, mpfr_real>(SteepExp{}, {convert<float50>(x)}, names, 100);
+  for (const CheckReport* r : {&d, &h}) {
+    REQUIRE(r->checks.size() == 3);
+    for (const CheckResult& c : r->checks) {
+      MESSAGE(c.engine_precision << ": " << c.name << " rel " << c.max_rel_error << " <= " << c.threshold << " ("
+                                 << c.note << ")");
+      CHECK(c.passed);
+    }
+  }
+}
