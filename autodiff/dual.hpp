@@ -20,8 +20,12 @@ template <Real T> struct Dual {
   Dual() = default;
   Dual(const T& v, const T& d) : val(v), eps(d) {}
   // Constants: from T and from anything T is made from (T(2), T(3L)...); their derivative is 0.
+  // U is a number (not Dual itself, whose copies these are not): Eigen::half's constructor takes any U, so
+  // constructible_from alone would be asked of Eigen's expression types, and of Dual while Dual is being checked.
   template <class U>
-  requires std::constructible_from<T, U> Dual(const U& v)
+  requires(!std::same_as<std::remove_cvref_t<U>, Dual> &&
+           (std::is_arithmetic_v<U> || std::numeric_limits<U>::is_specialized ||
+            runtime_precision<U>)&&std::constructible_from<T, U>) Dual(const U& v)
       : val(v), eps(0) {} // NOLINT: implicit, as constants are for the other scalar types
 
   Dual& operator+=(const Dual& o) { return *this = *this + o; }
@@ -94,7 +98,7 @@ template <Real T> Dual<T> erfc(const Dual<T>& a) {
   using std::exp;
   using std::sqrt;
   const T two_over_sqrt_pi = T(2) / sqrt(pi<T>());
-  return {erfc(a.val), -two_over_sqrt_pi * exp(-a.val * a.val) * a.eps};
+  return {T(erfc(a.val)), -two_over_sqrt_pi * exp(-a.val * a.val) * a.eps}; // T(): erfc of a 16-bit type is float's
 }
 /// d x^p = p x^(p - 1) dx for a constant p; 0 when p = 0 (x^0 = 1 everywhere, 0^0 included)
 template <Real T> Dual<T> pow(const Dual<T>& a, const T& p) {
@@ -147,7 +151,7 @@ template <tapegrad::Real T> class std::numeric_limits<tapegrad::Dual<T>> : publi
 public:
   static D infinity() { return D(std::numeric_limits<T>::infinity()); }
   static D quiet_NaN() { return D(std::numeric_limits<T>::quiet_NaN()); }
-  static D epsilon() { return D(std::numeric_limits<T>::epsilon()); }
+  static D epsilon() { return D(tapegrad::epsilon<T>()); }
   static D min() { return D((std::numeric_limits<T>::min)()); }
   static D max() { return D((std::numeric_limits<T>::max)()); }
   static D lowest() { return D(std::numeric_limits<T>::lowest()); }

@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdlib>
@@ -49,6 +50,13 @@ using float50 = mp::number<mp::cpp_bin_float<50>, mp::et_off>;
 using float100 = mp::number<mp::cpp_bin_float<100>, mp::et_off>;
 /// IEEE quadruple precision (113-bit significand), via libquadmath.
 using float128 = mp::float128;
+/// The 16-bit types (Eigen's): IEEE binary16 (11-bit significand, largest 65504) and bfloat16 (8-bit significand,
+/// float's exponent range). Arithmetic is in the type: each operation is computed in float and rounded once to
+/// it. Every value converts to float exactly.
+using float16 = Eigen::half;
+using bfloat16 = Eigen::bfloat16;
+template <class T> inline constexpr bool is_16_bit = std::same_as<T, float16> || std::same_as<T, bfloat16>;
+
 /// MPFR with the number of decimal digits chosen at run time: see MpfrDigits.
 using mpfr_real = mp::number<mp::mpfr_float_backend<0>, mp::et_off>;
 template <> inline constexpr bool runtime_precision<mpfr_real> = true;
@@ -71,11 +79,28 @@ private:
 /// A dense matrix in row-major storage. Every value on a tape is one of these; a scalar is 1 x 1.
 template <class T> using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-template <Real T> bool is_finite(const T& x) { return boost::math::isfinite(x); }
-template <Real T> bool is_nan(const T& x) { return boost::math::isnan(x); }
+template <Real T> bool is_finite(const T& x) {
+  if constexpr (is_16_bit<T>)
+    return std::isfinite(static_cast<float>(x));
+  else
+    return boost::math::isfinite(x);
+}
+template <Real T> bool is_nan(const T& x) {
+  if constexpr (is_16_bit<T>)
+    return std::isnan(static_cast<float>(x));
+  else
+    return boost::math::isnan(x);
+}
 
 template <Real T> T infinity() { return std::numeric_limits<T>::infinity(); }
-template <Real T> T epsilon() { return std::numeric_limits<T>::epsilon(); }
+/// The distance from 1 to the next T, 2^(1 - digits). For the 16-bit types it is made from their digits: Eigen
+/// 3.4's numeric_limits<Eigen::half>::epsilon() is 2^-13, not binary16's 2^-10.
+template <Real T> T epsilon() {
+  if constexpr (is_16_bit<T>)
+    return T(std::ldexp(1.0f, 1 - std::numeric_limits<T>::digits));
+  else
+    return std::numeric_limits<T>::epsilon();
+}
 
 /// Significant decimal digits that T carries (run-time for mpfr_real).
 /// x exactly, as an R that holds it (R at least as precise as T). An mpfr_real result always has the
@@ -84,7 +109,9 @@ template <Real T> T epsilon() { return std::numeric_limits<T>::epsilon(); }
 /// precision while it runs (scoped_default_precision), which races with the checker's threads. So the
 /// value goes through its integer mantissa, x = m 2^e, and an MPFR x is re-made at the default precision.
 template <Real R, Real T> R exact_convert(const T& x) {
-  if constexpr (std::same_as<R, T> && !runtime_precision<R>) {
+  if constexpr (is_16_bit<T> && !std::same_as<R, T>) {
+    return exact_convert<R>(static_cast<float>(x)); // exact: float holds every 16-bit value
+  } else if constexpr (std::same_as<R, T> && !runtime_precision<R>) {
     return x;
   } else if constexpr (std::same_as<R, T>) {
     return R(x, R::default_precision());
@@ -103,6 +130,14 @@ template <Real R, Real T> R exact_convert(const T& x) {
   } else {
     return static_cast<R>(x);
   }
+}
+
+/// Significand bits of T (for MPFR, or a Dual of it, those of a number made now: its default precision).
+template <Real T> int digits() {
+  if constexpr (runtime_precision<T>)
+    return static_cast<int>(mpfr_get_prec(mpfr_real(0).backend().data()));
+  else
+    return std::numeric_limits<T>::digits;
 }
 
 template <Real T> int digits10() {
@@ -204,6 +239,28 @@ template <Real T> std::string to_decimal(const T& x) {
 /// Whether T is a dual number (autodiff/dual.hpp specialises it for Dual<U>).
 template <class T> inline constexpr bool is_dual = false;
 
+/// The decimal `s` rounded once to a 16-bit type, to nearest (ties to even), subnormals and overflow as IEEE
+/// rounds them: MPFR rounds the decimal itself to T's significand within T's exponent range. Through float
+/// or double it would be rounded twice, which differs at some ties.
+template <Real T> T round_16_bit(const std::string& s) {
+  static_assert(is_16_bit<T>);
+  using L = std::numeric_limits<T>;
+  // MPFR's exponents are those of 0.1xxx (binary) times 2^e: T's normal range [2^(min_exponent - 1), 2^max_exponent)
+  // is e in [min_exponent, max_exponent]; subnormals reach digits - 1 binary places below.
+  const mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_set_emin(L::min_exponent - L::digits + 1);
+  mpfr_set_emax(L::max_exponent);
+  mpfr_t v;
+  mpfr_init2(v, L::digits);
+  const int ternary = mpfr_strtofr(v, s.c_str(), nullptr, 10, MPFR_RNDN);
+  mpfr_subnormalize(v, ternary, MPFR_RNDN);
+  const float f = mpfr_get_flt(v, MPFR_RNDN); // exact: T's values are floats
+  mpfr_clear(v);
+  mpfr_set_emin(emin);
+  mpfr_set_emax(emax);
+  return T(f);
+}
+
 /// The exact decimal `text` (as the format allows it) rounded once to T.
 /// A Dual<T> gets the decimal as its value, with derivative 0.
 template <Real T> T from_decimal(const std::string& text) {
@@ -214,7 +271,9 @@ template <Real T> T from_decimal(const std::string& text) {
     if (s == "inf") return infinity<T>();
     if (s == "-inf") return -infinity<T>();
     if (s == "nan") return std::numeric_limits<T>::quiet_NaN();
-    if constexpr (std::same_as<T, float>)
+    if constexpr (is_16_bit<T>)
+      return round_16_bit<T>(s);
+    else if constexpr (std::same_as<T, float>)
       return std::strtof(s.c_str(), nullptr);
     else if constexpr (std::same_as<T, double>)
       return std::strtod(s.c_str(), nullptr);
@@ -231,12 +290,14 @@ template <Real T> T pi() {
   if constexpr (is_dual<T>)
     return T(pi<decltype(T::val)>()); // a constant: derivative 0
   else
-    return T(4) * atan(T(1));
+    return T(4) * T(atan(T(1))); // T(): atan of a 16-bit type is float's, rounded here
 }
 
 /// x as the nearest double (for numbers in reports; NaN stays NaN, overflow gives an infinity).
 template <Real T> double to_double(const T& x) {
-  if constexpr (std::is_arithmetic_v<T>)
+  if constexpr (is_16_bit<T>)
+    return static_cast<double>(static_cast<float>(x));
+  else if constexpr (std::is_arithmetic_v<T>)
     return static_cast<double>(x);
   else
     return x.template convert_to<double>();

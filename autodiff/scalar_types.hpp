@@ -8,6 +8,8 @@
 // TAPEGRAD_SCALAR defined differently. A row starts at the line's first column and its type holds no comma
 // (the macro and CMake split at the first one: give such a type an alias, as float50 is); no two rows name
 // the same type (each row's instances are defined once).
+TAPEGRAD_SCALAR(tapegrad::float16, "float16", "float16")
+TAPEGRAD_SCALAR(tapegrad::bfloat16, "bfloat16", "bfloat16")
 TAPEGRAD_SCALAR(float, "float", "float")
 TAPEGRAD_SCALAR(double, "double", "double")
 TAPEGRAD_SCALAR(long double, "long-double", "long double")

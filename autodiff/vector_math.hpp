@@ -67,7 +67,7 @@ template <VectorFunction F, Real T> T scalar_function(const T& x) {
   else if constexpr (F == VectorFunction::tanh)
     return tanh(x);
   else
-    return erfc(x);
+    return T(erfc(x)); // T(): erfc of a 16-bit type is float's
 }
 
 /// Whether this build has a vector kernel for F: each function named, so that a new one has none until its

@@ -70,7 +70,7 @@ template <Real T, Real R> CheckReport check_graph(const CheckedGraph<T, R>& f, c
   // Absolute floors for inputs whose whole gradient is zero in truth (then the reference is stencil noise):
   // the stencil's noise, plus the engine's rounding at the scale of J for the tape's comparison.
   const R J = exact_convert<R>(engine.value);
-  const R sixth_noise = engine_noise_floor(J, static_cast<R>(engine_tol));
+  const R sixth_noise = engine_noise_floor(J, exact_convert<R>(engine_tol));
   const R richardson_noise = reference_noise<R>(Stencil::richardson, J);
   std::vector<Matrix<R>> x;
   for (const Matrix<T>& m : inputs)
@@ -79,7 +79,7 @@ template <Real T, Real R> CheckReport check_graph(const CheckedGraph<T, R>& f, c
     Tape<R> reference;
     record_graph(reference, f, x, names);
     report.append(
-        node_check(tape, reference, opt.seed, threshold, opt.threads, static_cast<R>(engine_tol), opt.strict));
+        node_check(tape, reference, opt.seed, threshold, opt.threads, exact_convert<R>(engine_tol), opt.strict));
   });
   if (opt.directional)
     shard_unit(opt, report, [&] { report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold)); });

@@ -223,7 +223,7 @@ template <Real T, Real R, class F> CheckReport check_hessian(const F& f, const s
     rows.push_back(m.rows());
     cols.push_back(m.cols());
   }
-  return compare_hessians<R>(convert<R>(engine), hessian_reference(f, x, names), static_cast<R>(engine_tol),
+  return compare_hessians<R>(convert<R>(engine), hessian_reference(f, x, names), exact_convert<R>(engine_tol),
                              engine_name, names, rows, cols);
 }
 

@@ -26,7 +26,7 @@ namespace tapegrad {
 /// in R, is a failure (its VJP cannot be checked against differences of a different function).
 template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape<R>& reference, std::uint64_t seed,
                                                  const R& threshold, unsigned threads = 1,
-                                                 const R& engine_tol = static_cast<R>(engine_tolerance<T>()),
+                                                 const R& engine_tol = exact_convert<R>(engine_tolerance<T>()),
                                                  bool strict = false) {
   if (tape.size() != reference.size())
     throw UsageError("per-node check: the engine's tape has " + std::to_string(tape.size()) +

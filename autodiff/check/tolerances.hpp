@@ -5,6 +5,7 @@
 #include "../finite_difference.hpp"
 #include "report.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 #include <utility>
@@ -17,8 +18,13 @@ template <Real R, Real T> Matrix<R> convert(const Matrix<T>& m) {
   return m.unaryExpr([](const T& x) { return exact_convert<R>(x); });
 }
 
-/// Errors from rounding in T's own arithmetic, relative to the largest gradient entry: 1024 eps.
-template <Real T> T engine_tolerance() { return T(1024) * epsilon<T>(); }
+/// Errors from rounding in T's own arithmetic, relative to the largest gradient entry: 2^s eps with s = 10 bits
+/// of slack (1024 eps), but never more than half of T's significand bits, so at least half of them must be
+/// right: float16 (11 bits) 2^5 eps = 3.1e-2, bfloat16 (8 bits) 2^4 eps = 1.25e-1; float and wider 1024 eps.
+template <Real T> T engine_tolerance() {
+  const int slack = std::min(10, digits<T>() / 2);
+  return T(1 << slack) * epsilon<T>();
+}
 
 /// How far the sixth-order reference in R may be from the true derivative: 1000 eps_R^(6/7).
 template <Real R> R reference_tolerance() { return R(1000) * expected_stencil_error<R>(Stencil::sixth_order); }
@@ -26,7 +32,7 @@ template <Real R> R reference_tolerance() { return R(1000) * expected_stencil_er
 /// Threshold of engine T against a finite-difference reference in R: both error budgets added. When T and
 /// R are both MPFR, call it with T's precision in effect for the engine part (see check_gradient).
 template <Real T, Real R> R fd_threshold(const T& engine_tol = engine_tolerance<T>()) {
-  return static_cast<R>(engine_tol) + reference_tolerance<R>();
+  return exact_convert<R>(engine_tol) + reference_tolerance<R>();
 }
 
 /// max(1, |J|): the scale an absolute error is measured against.
@@ -78,7 +84,7 @@ CheckResult compare(CheckKind kind, std::string other, std::string input, const 
     for (Eigen::Index j = 0; j < reference.cols(); ++j) {
       if (!judged[static_cast<std::size_t>(i * reference.cols() + j)]) continue; // neither error nor size counts
       ++count;
-      const R e = abs(static_cast<R>(checked(i, j)) - reference(i, j));
+      const R e = abs(exact_convert<R>(checked(i, j)) - reference(i, j));
       if (!is_nan(worst) && !(e <= worst)) { // NaN counts as the worst, and the first one stays
         worst = e;
         r.worst_row = i;
