@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace tapegrad {
+template <Real T> class FileGraph; // graph/io/graph_build.hpp
+} // namespace tapegrad
+
 namespace tapegrad::app {
 
 struct CheckArgs {
@@ -56,9 +60,10 @@ std::string run_hessian(const GraphSpec& spec, const std::string& precision, con
 template <Real T> CheckReport run_check_hessian(const GraphSpec& spec, unsigned reference_digits);
 
 /// The reference side of run_check_hessian (app/hessian.cpp, compiled once: nested dual numbers of MPFR), with
-/// `reference_digits` in effect: `engine` is the engine's Hessian converted exactly, `engine_tol` its precision's
+/// `reference_digits` in effect: `graph` the file's graph at the engine's values (FileGraph::lifted), `engine`
+/// the engine's Hessian converted exactly, `engine_tol` its precision's
 /// rounding budget as a decimal, `engine_name` its name.
-CheckReport check_hessian_reference(const GraphSpec& spec, const Matrix<mpfr_real>& engine,
+CheckReport check_hessian_reference(const FileGraph<mpfr_real>& graph, const Matrix<mpfr_real>& engine,
                                     const std::string& engine_tol, const std::string& engine_name);
 
 struct GradArgs {

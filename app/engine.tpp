@@ -247,9 +247,8 @@ template <Real T> CheckReport run_check_hessian(const GraphSpec& spec, unsigned 
   const std::string tol = to_decimal(engine_tolerance<T>()), name = precision_name<T>();
   // The reference at the engine's point: the file's decimals rounded to T (pow(x, 20000) at x = 1.00001 is
   // another function of the decimal than of its double).
-  const GraphSpec at_engine = graph.spec_at_engine_values(reference_digits);
   MpfrDigits digits(reference_digits);
-  return check_hessian_reference(at_engine, convert<mpfr_real>(H), tol, name);
+  return check_hessian_reference(graph.template lifted<mpfr_real>(), convert<mpfr_real>(H), tol, name);
 }
 
 /// DOT string literal contents: quotes and backslashes escaped, line breaks as \n.

@@ -18,9 +18,9 @@ CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, co
   // Every given gradient names an input of the graph and has its shape: anything else is a bad file.
   std::map<std::string, std::size_t> input_at; // input name -> its position in the file
   std::string list;
-  for (const auto& [name, m] : spec.inputs) {
-    input_at.emplace(name, input_at.size());
-    list += (list.empty() ? "" : ", ") + name;
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+    input_at.emplace(spec.inputs[k].first, k);
+    list += (list.empty() ? "" : ", ") + spec.inputs[k].first;
   }
   std::vector<std::string> wrt;
   std::vector<const MatrixText*> given_of(spec.inputs.size(), nullptr); // per input, its given gradient if any

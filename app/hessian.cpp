@@ -11,9 +11,8 @@
 
 namespace tapegrad::app {
 
-CheckReport check_hessian_reference(const GraphSpec& spec, const Matrix<mpfr_real>& engine,
+CheckReport check_hessian_reference(const FileGraph<mpfr_real>& graph, const Matrix<mpfr_real>& engine,
                                     const std::string& engine_tol, const std::string& engine_name) {
-  const FileGraph<mpfr_real> graph(spec);
   std::vector<Eigen::Index> rows, cols;
   for (const Matrix<mpfr_real>& m : graph.inputs()) {
     rows.push_back(m.rows());
@@ -23,7 +22,7 @@ CheckReport check_hessian_reference(const GraphSpec& spec, const Matrix<mpfr_rea
   report.append(compare_hessians<mpfr_real>(engine, hessian_reference(graph, graph.inputs(), graph.names()),
                                             from_decimal<mpfr_real>(engine_tol), engine_name, graph.names(), rows,
                                             cols),
-                spec.file);
+                graph.spec().file);
   return report;
 }
 

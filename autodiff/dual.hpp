@@ -171,7 +171,7 @@ template <tapegrad::Real T> struct Eigen::NumTraits<tapegrad::Dual<T>> : Eigen::
     AddCost = 4,
     MulCost = 8
   };
-  static Real epsilon() { return Real(Eigen::NumTraits<T>::epsilon()); }
+  static Real epsilon() { return Real(tapegrad::epsilon<T>()); }
   static Real dummy_precision() { return Real(Eigen::NumTraits<T>::dummy_precision()); }
   static Real highest() { return Real(Eigen::NumTraits<T>::highest()); }
   static Real lowest() { return Real(Eigen::NumTraits<T>::lowest()); }

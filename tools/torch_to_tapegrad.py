@@ -208,12 +208,18 @@ def refuse_in_place(graph):
         if n.op not in ("call_function", "call_method"):
             continue
         name = n.target if n.op == "call_method" else getattr(n.target, "__name__", str(n.target))
-        in_place = (n.op == "call_method" and name.endswith("_") and not name.startswith("__")) \
-            or n.target in (operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv) \
-            or n.kwargs.get("inplace", False) or "out" in n.kwargs
+        inplace_argument = n.kwargs.get("inplace", False)
+        if n.op == "call_function" and not inplace_argument:
+            try:  # inplace given by position: F.relu(x, True)
+                bound = inspect.signature(n.target).bind(*n.args, **n.kwargs)
+                inplace_argument = bound.arguments.get("inplace", False) is True
+            except (TypeError, ValueError):  # a builtin without a signature, or arguments it does not take
+                pass
+        in_place = (name.endswith("_") and not name.startswith("__")) \
+            or n.target is operator.setitem or inplace_argument or "out" in n.kwargs
         if in_place:
             raise Unsupported(f"node '{n.name}' ({n.op} {name}): an in-place operation; graph files hold each value "
-                              "once, so write it out of place (x = x + y, not x.add_(y) or x += y)")
+                              "once, so write it out of place (x = x + y, not x.add_(y))")
 
 
 def dumps(v, depth=0):
@@ -265,10 +271,11 @@ def main(argv):
     # keeps the old value in the trace but not in PyTorch. Compared in float64 on the inputs themselves.
     args = [inputs[k] for k in parameters]
     traced_value, direct_value = traced(*args), module.f(**{k: v.clone() for k, v in inputs.items()})
-    if not torch.equal(torch.as_tensor(traced_value), torch.as_tensor(direct_value)):
+    if not torch.allclose(torch.as_tensor(traced_value), torch.as_tensor(direct_value), rtol=0, atol=0,
+                          equal_nan=True):
         raise Unsupported(f"the traced graph gives {torch.as_tensor(traced_value).tolist()} where f gives "
                           f"{torch.as_tensor(direct_value).tolist()}: f does something tracing does not see (an "
-                          "in-place op on an alias: z = y; y += 1); write it out of place")
+                          "in-place op on an alias, z = y; y += 1; or random numbers); write it out of place")
     # Every value's shape, from a run on the inputs: graph files hold matrices only (and 0-D scalars as 1 x 1).
     torch.fx.passes.shape_prop.ShapeProp(traced).propagate(*args)
     for n in traced.graph.nodes:

@@ -95,6 +95,10 @@ public:
             n.info, [&]<class Op>() { return Op::template apply<U>(std::span<const Var<U>>(a), p, n.name); });
       } catch (const GraphFileError&) {
         throw;
+      } catch (const DomainError& e) {
+        // Still a DomainError, so that the checker's differences can take a point outside an op's domain as a
+        // NaN reference there (outside_domain_is_nan) rather than as a bad file.
+        throw DomainError(where(n) + e.what());
       } catch (const Error& e) {
         fail(n, e.what());
       }
@@ -118,29 +122,18 @@ public:
     return out;
   }
 
-  /// The file's spec with every decimal (input entries, number parameters) replaced by this graph's value in T,
-  /// written at `digits` digits of MPFR, which hold every T exactly: a FileGraph<mpfr_real> made from it at those
-  /// digits computes at the engine's point with the engine's constants, not at the file's decimals rounded
-  /// once more finely. Call it with T's digits in effect (when T is MPFR), as the graph was made.
-  GraphSpec spec_at_engine_values(unsigned digits) const {
-    GraphSpec spec = spec_;
-    std::vector<T> numbers; // the number parameters in T, read before the digits change
-    for (const NodeSpec& n : spec.nodes)
-      for (const ParamText& t : n.params)
-        if (t.type == ParamType::number) numbers.push_back(from_decimal<T>(t.number));
-    MpfrDigits scope(digits);
-    const auto exact = [](const T& x) { return to_decimal(exact_convert<mpfr_real>(x)); };
-    for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
-      MatrixText& m = spec.inputs[k].second;
-      for (long i = 0; i < m.rows; ++i)
-        for (long j = 0; j < m.cols; ++j)
-          m.entries[static_cast<std::size_t>(i * m.cols + j)] = exact(inputs_[k](i, j));
-    }
-    std::size_t next = 0;
-    for (NodeSpec& n : spec.nodes)
-      for (ParamText& t : n.params)
-        if (t.type == ParamType::number) t.number = exact(numbers[next++]);
-    return spec;
+  /// The same graph in U (which holds every T exactly: a wider type, or MPFR at enough digits, made now): its
+  /// inputs and number parameters are this graph's values in T, converted exactly, each number keeping its
+  /// decimal text (dropout draws its mask from it, so the mask is the same). A reference built from it computes
+  /// at the engine's point with the engine's constants, not at the file's decimals rounded more finely.
+  template <Real U> FileGraph<U> lifted() const {
+    std::vector<Matrix<U>> inputs;
+    for (const Matrix<T>& m : inputs_)
+      inputs.push_back(m.unaryExpr([](const T& x) { return lift<U>(x); }));
+    std::vector<Params<U>> params;
+    for (const Params<T>& p : params_)
+      params.push_back(p.template converted<U>([](const T& x) { return lift<U>(x); }));
+    return FileGraph<U>(spec_, std::move(inputs), std::move(params));
   }
 
   /// Position of a name among inputs then nodes.
@@ -153,8 +146,17 @@ public:
   }
 
 private:
+  template <Real> friend class FileGraph;
+  /// The graph with its values given, one per input and per node of `spec` (lifted()).
+  FileGraph(GraphSpec spec, std::vector<Matrix<T>> inputs, std::vector<Params<T>> params)
+      : spec_(std::move(spec)), inputs_(std::move(inputs)), params_(std::move(params)) {
+    for (const auto& input : spec_.inputs)
+      names_.push_back(input.first);
+  }
+
+  std::string where(const NodeSpec& n) const { return spec_.file + ": node '" + n.name + "' (" + n.op + "): "; }
   [[noreturn]] void fail(const NodeSpec& n, const std::string& problem) const {
-    throw GraphFileError(spec_.file + ": node '" + n.name + "' (" + n.op + "): " + problem);
+    throw GraphFileError(where(n) + problem);
   }
 
   GraphSpec spec_;

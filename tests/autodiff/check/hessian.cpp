@@ -130,6 +130,35 @@ struct Flattening {
   }
 };
 
+/// x^3 whose forward rule on dual numbers is off by 1% in the tangent (a slip in a Dual function, say), while
+/// its plain forward and its VJP (3 x^2 g, generic) are right: forward over reverse never reads the forward's
+/// tangent here (J = sum(y), so the adjoint is constant), forward over forward does. Only the reference's own
+/// comparison (differences against nested duals, both in R) can see it, whatever the engine's budget.
+struct CubeDualSlipOp {
+  static constexpr OpInfo info{.name = "cube_dual_slip", .node = "CubeDualSlip", .formula = "x^3"};
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    Matrix<T> y = in[0].value().unaryExpr([](const T& x) {
+      T c = x * x * x;
+      if constexpr (is_dual<T>) {
+        using E = decltype(c.eps);
+        c.eps = c.eps * E(101) / E(100);
+      }
+      return c;
+    });
+    return common_tape(info, in).template record<CubeDualSlipOp>(
+        in, std::move(y),
+        [](Backprop<T>& bp) {
+          bp.accumulate(0, bp.grad().cwiseProduct(bp.input(0).unaryExpr([](const T& x) { return T(3) * x * x; })));
+        },
+        std::move(label));
+  }
+};
+struct CubeDualSlip {
+  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+    return sum(CubeDualSlipOp::apply<U>(operands(in[0]), {}, "cube"));
+  }
+};
+
 /// sum(exp(10 x)): each derivative ten times the last, so the stencil's error is far above its nominal size.
 struct SteepExp {
   template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
@@ -213,4 +242,27 @@ TEST_CASE(
       CHECK(c.passed);
     }
   }
+}
+
+TEST_CASE("check_hessian: a 1% slip in a dual-number rule is caught by the reference's own check, even in float16") {
+  // The engine's forward over reverse does not read the slipped tangent, so it is right; forward over forward
+  // is 1% off; the engine's checks against it pass within float16's 3.1e-2 and fail in double. The reference's
+  // two (differences of the gradient, nested duals) disagree by 1% in every engine: its budget is the engine's
+  // but at most a double engine's (2.3e-13 at 50 digits), so float16's coarse budget cannot hide the slip.
+  Matrix<double> x(1, 3);
+  x << 0.5, -1.25, 2;
+  const std::vector<std::string> names{"x"};
+  const CheckReport d = check_hessian<double, mpfr_real>(CubeDualSlip{}, {x}, names, 50);
+  const CheckReport h = check_hessian<float16, mpfr_real>(
+      CubeDualSlip{}, {x.unaryExpr([](double v) { return float16(static_cast<float>(v)); })}, names, 50);
+  for (const CheckReport* r : {&d, &h}) {
+    REQUIRE(r->checks.size() == 3);
+    for (const CheckResult& c : r->checks)
+      MESSAGE(c.engine_precision << ": " << c.name << " rel " << c.max_rel_error
+                                 << std::string(c.passed ? " <= " : " > ") << c.threshold);
+    CHECK(r->checks[1].passed);       // against differences of the gradient: the engine's Hessian is right
+    CHECK_FALSE(r->checks[2].passed); // the reference's two disagree
+  }
+  CHECK_FALSE(d.checks[0].passed); // double's budget sees forward over forward's 1%
+  CHECK(h.checks[0].passed);       // float16's does not: only the reference's own check is left to
 }

@@ -34,12 +34,26 @@ TEST_CASE("16-bit decimals are rounded once, to nearest even, with subnormals an
   CHECK(as_float(from_decimal<float16>("5.9604644775390625e-8")) == tiny);
   CHECK(as_float(from_decimal<float16>("2.98023223876953125e-8")) == 0.0f);
   CHECK(as_float(from_decimal<float16>("2.98023223876953126e-8")) == tiny);
-  CHECK(as_float(from_decimal<float16>("8.940696716308594e-8")) == 2 * tiny); // 1.5 * 2^-24: to even, 2^-23
+  // Between subnormals, rounded on their grid at once: 2.5 * 2^-24 is a tie (to even: 2 * 2^-24), a hair above it
+  // is 3 * 2^-24. Rounded to 11 bits first and then to the subnormal, the hair is lost: 2 * 2^-24.
+  CHECK(as_float(from_decimal<float16>("1.490116119384765625e-7")) == 2 * tiny);
+  CHECK(as_float(from_decimal<float16>("1.4901161193847657e-7")) == 3 * tiny);
   // bfloat16: 1 + 2^-8 is the tie between 1 and 1 + 2^-7 (to even: 1); a little more is 1 + 2^-7. Its range is
   // float's: 1e38 is finite.
   CHECK(as_float(from_decimal<bfloat16>("1.00390625")) == 1.0f);
   CHECK(as_float(from_decimal<bfloat16>("1.0039062500001")) == 1.0f + std::ldexp(1.0f, -7));
   CHECK(std::isfinite(as_float(from_decimal<bfloat16>("1e38"))));
+  // bfloat16's largest value is (2 - 2^-7) 2^127; from (2 - 2^-8) 2^127 = 3.396177529...e38 on, infinity.
+  const float bf_max = std::ldexp(2.0f - std::ldexp(1.0f, -7), 127);
+  CHECK(as_float(from_decimal<bfloat16>("3.3961e38")) == bf_max);
+  CHECK(as_float(from_decimal<bfloat16>("3.3962e38")) == std::numeric_limits<float>::infinity());
+  // Its smallest subnormal, 2^-133; 2^-134 is the tie between it and 0 (to even: 0).
+  const float bf_tiny = std::ldexp(1.0f, -133);
+  CHECK(as_float(from_decimal<bfloat16>("9.1835496157991211560057541970487943579583246622819337617871227053e-41")) ==
+        bf_tiny);
+  CHECK(as_float(from_decimal<bfloat16>("4.591774807899560578002877098524397178979162331140966880893561352650067419745"
+                                        "028018951416015625e-41")) == 0.0f); // 2^-134 exactly
+  CHECK(as_float(from_decimal<bfloat16>("4.6e-41")) == bf_tiny);
   CHECK(as_float(from_decimal<float16>("inf")) == std::numeric_limits<float>::infinity());
   CHECK(std::isnan(as_float(from_decimal<bfloat16>("nan"))));
   // MPFR's exponent range, narrowed while rounding, is restored.
