@@ -94,6 +94,12 @@ class Converter:
         where = f"node '{n.name}' ({n.op} {getattr(n.target, '__name__', n.target)})"
         target, args, kwargs = n.target, n.args, dict(n.kwargs)
         is_method = n.op == "call_method"  # then args[0] is the tensor the method is called on
+        # What PyTorch's functional forms pass on their own when traced: F.softmax's _stacklevel and dtype=None,
+        # F.relu's inplace=False (inplace=True is refused before this, by refuse_in_place).
+        kwargs.pop("_stacklevel", None)
+        for key, default in (("inplace", False), ("dtype", None)):
+            if key in kwargs and kwargs[key] is default:
+                del kwargs[key]
         for key, value in kwargs.items():
             if key not in ALLOWED or (key == "dtype" and value is not None):
                 raise Unsupported(f"{where}: argument {key}={value!r}, which graph files have no counterpart for")

@@ -46,3 +46,14 @@ if(NOT rc EQUAL 2 OR NOT stderr MATCHES "^torch_to_tapegrad: the traced graph gi
   message(FATAL_ERROR "alias.py: exit ${rc} (expected 2, the trace's value refused, no file written)\n${stderr}")
 endif()
 message("alias.py: exit ${rc}\n${stderr}")
+# PyTorch's functional forms pass arguments of their own when traced (F.relu inplace=False, F.softmax
+# _stacklevel and dtype=None): they are taken, and the float64 gradients pass a double claim.
+file(WRITE ${WORK_DIR}/functional.py
+     "import torch\nimport torch.nn.functional as F\n\n\ndef f(X, W):\n"
+     "    H = F.relu(X @ W)\n    return (F.softmax(H, dim=-1) * F.log_softmax(H, dim=1)).sum()\n\n\n"
+     "def inputs():\n    g = torch.Generator().manual_seed(2)\n"
+     "    return {\"X\": torch.randn(3, 2, generator=g), \"W\": torch.randn(2, 4, generator=g)}\n")
+run(0 "functional.json \\(6 nodes\\)" ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/functional.py
+    ${WORK_DIR}/functional)
+run(0 "given vs reference tape +2 checks, all pass.*verdict: PASS" ${PROGRAM} check ${WORK_DIR}/functional.json
+    --gradients ${WORK_DIR}/functional.float64.json --quiet)
