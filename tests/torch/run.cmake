@@ -22,30 +22,27 @@ run(1 "given vs reference tape +5 checks, 5 FAILED.*FAIL  given vs reference tap
     ${PROGRAM} check ${out}.json --gradients ${out}.float32.json --quiet)
 run(0 "given vs reference tape +5 checks, all pass.*verdict: PASS" ${PROGRAM} check ${out}.json --gradients
     ${out}.float32.json --claimed-precision float --quiet)
+# The bridge on WORK_DIR/NAME.py must exit 2 with stderr matching `expected` and write no graph file.
+function(refused name expected)
+  execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/${name}.py ${WORK_DIR}/${name}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 2 OR NOT stderr MATCHES "${expected}" OR EXISTS ${WORK_DIR}/${name}.json)
+    message(FATAL_ERROR "${name}.py: exit ${rc} (expected 2, stderr matching '${expected}', no file written)\n${stderr}")
+  endif()
+  message("${name}.py: exit ${rc}\n${stderr}")
+endfunction()
 # An in-place op is refused, naming it: dead-code elimination would otherwise drop Y.add_(1), whose own result
 # f does not use, and the graph file would be another function.
 file(WRITE ${WORK_DIR}/in_place.py
      "import torch\n\n\ndef f(X):\n    Y = X * 2.0\n    Y.add_(1.0)\n    return Y.sum()\n\n\n"
      "def inputs():\n    return {\"X\": torch.ones(2, 2)}\n")
-execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/in_place.py
-                ${WORK_DIR}/in_place RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
-if(NOT rc EQUAL 2 OR NOT stderr MATCHES "^torch_to_tapegrad: node '[a-z_]+' \\(call_method add_\\): an in-place"
-   OR EXISTS ${WORK_DIR}/in_place.json)
-  message(FATAL_ERROR "in_place.py: exit ${rc} (expected 2, the in-place add_ refused, no file written)\n${stderr}")
-endif()
-message("in_place.py: exit ${rc}\n${stderr}")
+refused(in_place "^torch_to_tapegrad: node '[a-z_]+' \\(call_method add_\\): an in-place")
 # `y += 1` traces as y = y + 1: an alias taken before keeps the old value in the trace, not in PyTorch. The
 # trace's value is compared with f's, and the difference refused.
 file(WRITE ${WORK_DIR}/alias.py
      "import torch\n\n\ndef f(X):\n    Y = X * 2.0\n    Z = Y\n    Y += 1.0\n    return Z.sum()\n\n\n"
      "def inputs():\n    return {\"X\": torch.ones(2, 2)}\n")
-execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/alias.py ${WORK_DIR}/alias
-                RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
-if(NOT rc EQUAL 2 OR NOT stderr MATCHES "^torch_to_tapegrad: the traced graph gives 8.0 where f gives 12.0"
-   OR EXISTS ${WORK_DIR}/alias.json)
-  message(FATAL_ERROR "alias.py: exit ${rc} (expected 2, the trace's value refused, no file written)\n${stderr}")
-endif()
-message("alias.py: exit ${rc}\n${stderr}")
+refused(alias "^torch_to_tapegrad: the traced graph gives 8.0 where f gives 12.0")
 # PyTorch's functional forms pass arguments of their own when traced (F.relu inplace=False, F.softmax
 # _stacklevel and dtype=None): they are taken, and the float64 gradients pass a double claim.
 file(WRITE ${WORK_DIR}/functional.py
