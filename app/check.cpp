@@ -85,6 +85,14 @@ std::string describe(const AttentionConfig& c) {
   return s + "; positions P and output projection Wo";
 }
 
+/// A pair of a Jacobian's check of `file`: "Y(0, 1) / X(1, 0)", the output entry (the check's graph after
+/// "FILE: ") and the input entry where the error is worst.
+std::string pair_name(const CheckResult& c, const std::string& file) {
+  const std::string prefix = file + ": ";
+  return (c.graph.starts_with(prefix) ? c.graph.substr(prefix.size()) : c.graph) + " / " +
+         output_entry_name(c.worst_row, c.worst_col, c.input);
+}
+
 struct Run {
   Precision engine;
   unsigned reference_digits;
@@ -100,6 +108,9 @@ void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckRepo
         << ", random case T,D,d,r = " << n << "," << D << "," << d << "," << r << "; ";
   else
     out << "tapegrad check " << cmd.file
+        << (cmd.jacobian.empty() ? ""
+                                 : " --jacobian " + cmd.jacobian + ": the Jacobian of node " + cmd.jacobian +
+                                       ", each entry's gradient (a backward sweep seeded with its unit matrix)")
         << ": the tape against finite differences in a higher precision, dual "
            "numbers (forward mode, no step) and every node's VJP alone.\nseed "
         << cmd.seed << "; ";
@@ -111,6 +122,13 @@ void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckRepo
     out << " engine " << r.engine.name << " against a " << r.reference_digits << "-digit MPFR reference;";
   out << "\n";
   print_report(out, report, cmd.verbose);
+  if (cmd.jacobian.empty()) return;
+  if (const CheckResult* w = worst_pair(report))
+    out << "worst pair (" << cmd.jacobian << " entry, input entry): " << pair_name(*w, cmd.file) << " [engine "
+        << w->engine_precision << "], tape vs finite differences rel " << w->max_rel_error
+        << (w->passed ? " (passed)" : " (FAILED)") << "\n";
+  else
+    out << "worst pair: none compared (--directional checks random projections, not pairs)\n";
 }
 
 /// "i/n" with 0 <= i < n <= 10000.
@@ -191,6 +209,14 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   args.progress = !cmd.quiet;
   args.detect_anomaly = cmd.detect_anomaly;
   args.strict = cmd.strict;
+  args.jacobian = cmd.jacobian;
+  if (!cmd.jacobian.empty()) {
+    if (cmd.file.empty()) throw UsageError("--jacobian needs a graph FILE (NODE is one of its nodes)");
+    if (!cmd.gradients.empty())
+      throw UsageError("--jacobian checks the tape's Jacobian of a node; --gradients checks given gradients of the "
+                       "output: give one of them");
+    if (cmd.order != 1) throw UsageError("--order 2 checks the output's Hessian; --jacobian does not apply");
+  }
   if (!cmd.gradients.empty()) {
     if (cmd.order != 1) throw UsageError("--order 2 checks the tape's Hessian; --gradients checks given gradients");
     return run_given_command(cmd, args, out);
@@ -234,10 +260,15 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
       if (cmd.order == 2) r.append(run_check_hessian<T>(*spec, run.reference_digits));
       return r;
     }));
-  if (cmd.format == "json")
-    out << report_json(report, shard).dump(2) << "\n";
-  else
+  if (cmd.format == "json") {
+    nlohmann::json doc = report_json(report, shard);
+    // A partial report's worst pair would be only its share's: merge has every check.
+    if (const CheckResult* w = cmd.jacobian.empty() || shard.count > 1 ? nullptr : worst_pair(report))
+      doc["worst_pair"] = {{"pair", pair_name(*w, cmd.file)}, {"check", check_json(*w)}};
+    out << doc.dump(2) << "\n";
+  } else {
     print_text(out, runs, report, cmd, args);
+  }
   if (cmd.stats && cmd.file.empty())
     for (const Run& run : runs)
       out << "stats [engine " << run.engine.name << "]: " << with_precision(run.engine, [&](auto type) {

@@ -30,6 +30,7 @@ struct CheckCommand {
   std::string gradients;       ///< with a FILE: a gradient file to check instead of the tape (app/given.cpp)
   std::string claimed;         ///< the precision the given gradients claim; empty: double
   int order = 1;               ///< 2: add the Hessian checks (with a FILE)
+  std::string jacobian;        ///< with a FILE: check this node's Jacobian instead of the output's gradient
   // The next chapters' attention: any of these switches from the chapter's graph to the extended one.
   bool causal = false;
   long offset = 0;
@@ -55,6 +56,7 @@ int run_merge_command(const MergeCommand& cmd, std::ostream& out);
 struct GradCommand {
   std::string file, precision = "double", format = "text";
   bool all_nodes = false, audit = false, stats = false, detect_anomaly = false;
+  std::string jacobian; ///< a node of the file: its Jacobian w.r.t. every input instead of the gradients
 };
 int run_grad_command(const GradCommand& cmd, std::ostream& out);
 

@@ -32,6 +32,7 @@ struct CheckArgs {
   std::optional<AttentionConfig> config;
   bool detect_anomaly = false; ///< the engine's tapes in anomaly mode (TapeOptions::detect_anomaly)
   bool strict = false;         ///< a node the per-node check cannot replay is a failure (CheckOptions::strict)
+  std::string jacobian;        ///< a graph file's node: check its Jacobian, every (entry, input entry) pair
 };
 
 /// The chapter's examples 1 and 2 and a seeded random asymmetric case, engine T against an MPFR
@@ -39,7 +40,8 @@ struct CheckArgs {
 /// args.config, a seeded random case of the extended attention instead.
 template <Real T> CheckReport run_check(const CheckArgs& args, unsigned reference_digits);
 
-/// The checks of a graph file's graph w.r.t. the inputs named in `wrt` (all when empty).
+/// The checks of a graph file's graph w.r.t. the inputs named in `wrt` (all when empty); with args.jacobian,
+/// those of that node's every entry (check_jacobian), each entry's checks' graph "FILE: NODE(i, j)".
 template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt,
                                              const CheckArgs& args, unsigned reference_digits);
 
@@ -73,6 +75,7 @@ struct GradArgs {
   bool audit = false;          ///< list nodes with more than one consumer and the contributions they received
   bool stats = false;          ///< tape nodes, bytes in values and gradients, peak resident memory
   bool detect_anomaly = false; ///< the tape in anomaly mode: the first NaN or infinity is an error
+  std::string jacobian;        ///< a node: print its value and its Jacobian w.r.t. every input instead
 };
 /// Peak resident memory of this process so far, in bytes (getrusage).
 std::size_t peak_rss_bytes();

@@ -3,6 +3,7 @@
 #include "engine.hpp"
 
 #include <tapegrad/autodiff/check/hessian.hpp>
+#include <tapegrad/autodiff/check/jacobian.hpp>
 #include <tapegrad/autodiff/print.hpp>
 #include <tapegrad/graph/io/graph_build.hpp>
 #include <tapegrad/graph/verification/attention_check.hpp>
@@ -50,6 +51,15 @@ template <Real T> CheckReport run_check(const CheckArgs& args, unsigned referenc
   return report;
 }
 
+/// The node `name` of the file as a graph function (FileGraph::node_function), once the whole file is known to
+/// be valid: recorded in T, its output 1x1 as the format says, although the Jacobian is of another node.
+template <Real T> typename FileGraph<T>::NodeFunction file_node(const FileGraph<T>& graph, const std::string& name) {
+  const auto node = graph.node_function(name);
+  Tape<T> tape;
+  graph.output_of(graph.record(tape, graph.record_inputs(tape)));
+  return node;
+}
+
 template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::vector<std::string>& wrt,
                                              const CheckArgs& args, unsigned reference_digits) {
   const FileGraph<T> graph(spec);
@@ -60,10 +70,19 @@ template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::v
     opt.wrt.push_back(static_cast<std::size_t>(at - graph.names().begin()));
   }
   CheckReport report;
-  report.append(check_gradient<T, mpfr_real>(graph, graph.inputs(), graph.names(), opt), spec.file);
+  Tape<T> tape; // the graph checked, recorded in T for the guards below
+  if (args.jacobian.empty()) {
+    report.append(check_gradient<T, mpfr_real>(graph, graph.inputs(), graph.names(), opt), spec.file);
+    record_graph(tape, graph, graph.inputs(), graph.names());
+  } else {
+    const auto node = file_node<T>(graph, args.jacobian);
+    CheckReport r = check_jacobian<T, mpfr_real>(node, graph.inputs(), graph.names(), opt, args.jacobian);
+    for (CheckResult& c : r.checks)
+      c.graph = spec.file + ": " + c.graph;
+    report.append(std::move(r));
+    record_output(tape, node, graph.inputs(), graph.names());
+  }
   // The saturation guard looks at every softmax of the graph as recorded in T.
-  Tape<T> tape;
-  record_graph(tape, graph, graph.inputs(), graph.names());
   for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, mpfr_real>(opt))))
     report.warnings.push_back(spec.file + ": " + w);
   // The kink guard: a relu or abs operand within reach of 0 of the reference's differences (those the checks
@@ -128,7 +147,52 @@ template <Real T> std::vector<Var<T>> record_file(Tape<T>& tape, const FileGraph
   return graph.record(tape, graph.record_inputs(tape));
 }
 
+/// `grad FILE --jacobian NODE`: the node's value and its Jacobian w.r.t. every input, one backward sweep per
+/// entry of the node seeded with its unit matrix (jacobians()).
+template <Real T> std::string run_jacobian(const GraphSpec& spec, const GradArgs& args) {
+  const FileGraph<T> graph(spec);
+  const auto node = file_node<T>(graph, args.jacobian);
+  Tape<T> tape(TapeOptions{.detect_anomaly = args.detect_anomaly});
+  const std::vector<Var<T>> in = graph.record_inputs(tape);
+  const Var<T> y = node(tape, in);
+  const std::vector<Matrix<T>> J = jacobians(tape, y, in);
+  std::ostringstream text;
+  if (args.format == "json") {
+    nlohmann::ordered_json doc;
+    if (args.stats)
+      doc["stats"] = {{"nodes", tape.stats().nodes},
+                      {"value_bytes", tape.stats().value_bytes},
+                      {"gradient_bytes", tape.stats().grad_bytes},
+                      {"peak_rss_bytes", peak_rss_bytes()}};
+    doc["precision"] = args.precision;
+    doc["node"] = args.jacobian;
+    doc["rows"] = y.rows();
+    doc["cols"] = y.cols();
+    doc["value"] = matrix_json(y.value());
+    nlohmann::ordered_json jacobians = nlohmann::ordered_json::object();
+    for (std::size_t k = 0; k < in.size(); ++k)
+      jacobians[graph.names()[k]] = matrix_json(J[k]);
+    doc["jacobians"] = std::move(jacobians);
+    text << doc.dump(2) << "\n";
+    return text.str();
+  }
+  const std::string& name = args.jacobian;
+  text << "graph " << spec.file << (spec.description.empty() ? "" : ": " + spec.description) << "\n"
+       << "precision " << args.precision << " (" << scalar_name<T>() << ", " << max_digits10<T>()
+       << " significant digits shown)\n"
+       << name << " (" << shape_string(y.rows(), y.cols()) << ")\n"
+       << format_matrix(y.value(), max_digits10<T>(), "  ") << "\nJacobians d" << name
+       << "/d(input): one row per entry of " << name << " (" << y.rows() * y.cols()
+       << ", row-major), one column per entry of the input (row-major):\n";
+  for (std::size_t k = 0; k < in.size(); ++k)
+    text << "d" << name << "/d" << graph.names()[k] << " (" << shape_string(J[k].rows(), J[k].cols()) << ")\n"
+         << format_matrix(J[k], max_digits10<T>(), "  ");
+  if (args.stats) text << "\n" << stats_line(tape) << "\n";
+  return text.str();
+}
+
 template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& args) {
+  if (!args.jacobian.empty()) return run_jacobian<T>(spec, args);
   const FileGraph<T> graph(spec);
   Tape<T> tape(TapeOptions{.detect_anomaly = args.detect_anomaly});
   const std::vector<Var<T>> all = record_file(tape, graph);

@@ -52,6 +52,9 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
                   "against differences of the gradient, in the reference precision)")
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
+  sub->add_option("--jacobian", cmd.jacobian,
+                  "With FILE: check the Jacobian of this node (of any shape) instead of the output's gradient: "
+                  "every (node entry, input entry) pair, one backward sweep per node entry; names the worst pair");
   sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
                 "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
                 "naming the node");
@@ -105,6 +108,9 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   sub->add_flag("--all-nodes", cmd.all_nodes, "Also print every node's gradient (\"node_gradients\" in JSON)");
+  sub->add_option("--jacobian", cmd.jacobian,
+                  "Print this node's value and its Jacobian w.r.t. every input instead (\"jacobians\" in JSON: one "
+                  "row per node entry, one column per input entry, both row-major)");
   sub->add_flag("--stats", cmd.stats, "Also print tape nodes, bytes in values and gradients, and peak memory");
   sub->add_flag("--audit", cmd.audit,
                 "Fan-out audit: nodes with more than one consumer and the gradient contributions summed into them");

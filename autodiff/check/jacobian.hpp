@@ -13,44 +13,55 @@
 
 namespace tapegrad {
 
-/// d out / d input: one row per entry of `out` (row-major), one column per entry of `input` (row-major), by one
-/// backward sweep of `tape` per output entry seeded with that entry's unit matrix. Leaves the tape's gradients
-/// zeroed (it calls zero_grad() before each sweep and after the last).
-template <Real T> Matrix<T> jacobian(Tape<T>& tape, const Var<T>& out, const Var<T>& input) {
-  const Eigen::Index m = out.rows(), n = out.cols(), p = input.rows(), q = input.cols();
-  Matrix<T> J(m * n, p * q);
+/// d out / d input for each of `inputs`: one row per entry of `out` (row-major), one column per entry of the input
+/// (row-major), by one backward sweep of `tape` per output entry seeded with that entry's unit matrix. Leaves the
+/// tape's gradients zeroed (it calls zero_grad() before each sweep and after the last).
+template <Real T>
+std::vector<Matrix<T>> jacobians(Tape<T>& tape, const Var<T>& out, const std::vector<Var<T>>& inputs) {
+  const Eigen::Index m = out.rows(), n = out.cols();
+  std::vector<Matrix<T>> J;
+  for (const Var<T>& input : inputs)
+    J.emplace_back(m * n, input.rows() * input.cols());
   Matrix<T> seed = Matrix<T>::Zero(m, n);
   for (Eigen::Index e = 0; e < m * n; ++e) {
     tape.zero_grad();
     seed(e / n, e % n) = T(1);
     tape.backward(out, seed);
     seed(e / n, e % n) = T(0);
-    const Matrix<T>& g = input.grad();
-    for (Eigen::Index k = 0; k < p * q; ++k)
-      J(e, k) = g(k / q, k % q);
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const Matrix<T>& g = inputs[k].grad();
+      for (Eigen::Index c = 0; c < g.size(); ++c)
+        J[k](e, c) = g(c / g.cols(), c % g.cols());
+    }
   }
   tape.zero_grad();
   return J;
 }
 
-/// "out(1, 2)": how the checks of a Jacobian name an output entry.
-inline std::string output_entry_name(Eigen::Index i, Eigen::Index j) {
-  return "out(" + std::to_string(i) + ", " + std::to_string(j) + ")";
+/// d out / d input alone (jacobians() of one input).
+template <Real T> Matrix<T> jacobian(Tape<T>& tape, const Var<T>& out, const Var<T>& input) {
+  return std::move(jacobians(tape, out, {input}).front());
+}
+
+/// "out(1, 2)": how the checks of a Jacobian name an output entry (`output` the output's name).
+inline std::string output_entry_name(Eigen::Index i, Eigen::Index j, const std::string& output = "out") {
+  return output + "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
 }
 
 /// The check of a graph `f` whose output may be any m x n matrix: for each output entry, the graph followed by
 /// the slice of that entry (whose backward is f's, seeded with the entry's unit matrix) checked as any graph is
 /// (the tape against finite differences in R, dual numbers, every node's VJP), its checks' graph named
-/// output_entry_name(i, j). Every (output entry, input entry) pair is compared; worst_check() names the worst.
-template <Real T, Real R, class F> CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs,
-                                                              const std::vector<std::string>& names,
-                                                              const CheckOptions& opt = {}) {
+/// output_entry_name(i, j, output). Every (output entry, input entry) pair is compared; worst_check() names the
+/// worst, worst_pair() the worst of the tape against finite differences.
+template <Real T, Real R, class F>
+CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
+                           const CheckOptions& opt = {}, const std::string& output = "out") {
   Tape<T> shape_tape;
   const Var<T> out = record_output(shape_tape, f, inputs, names);
   CheckReport report;
   for (Eigen::Index i = 0; i < out.rows(); ++i)
     for (Eigen::Index j = 0; j < out.cols(); ++j) {
-      const std::string entry = output_entry_name(i, j);
+      const std::string entry = output_entry_name(i, j, output);
       const auto g = [f, i, j, entry](auto& tape, const auto& in) {
         return slice_cols(slice_rows(f(tape, in), static_cast<long>(i), 1), static_cast<long>(j), 1, entry);
       };
@@ -65,6 +76,16 @@ inline const CheckResult* worst_check(const CheckReport& report) {
   const CheckResult* worst = nullptr;
   for (const CheckResult& c : report.checks)
     if (!worst || worse(c, *worst)) worst = &c;
+  return worst;
+}
+
+/// The worst (output entry, input entry) pair of a check_jacobian report: the worst of its checks of the tape
+/// against finite differences (its graph names the output entry, its input and worst index the input entry);
+/// nullptr when there is none.
+inline const CheckResult* worst_pair(const CheckReport& report) {
+  const CheckResult* worst = nullptr;
+  for (const CheckResult& c : report.checks)
+    if (c.kind == CheckKind::tape_vs_finite_differences && (!worst || worse(c, *worst))) worst = &c;
   return worst;
 }
 

@@ -9,8 +9,11 @@
 #include "../../ops/ops.hpp"
 #include "graph_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -77,14 +80,15 @@ public:
     return in;
   }
 
-  /// Records every node on `tape` after the inputs `in` (in file order); returns the Vars of inputs and
-  /// nodes in file order. Errors name the file and the node.
-  template <Real U> std::vector<Var<U>> record(Tape<U>&, const std::vector<Var<U>>& in) const {
+  /// Records the nodes on `tape` after the inputs `in` (in file order), every node or only the first `nodes`;
+  /// returns the Vars of inputs and recorded nodes in file order. Errors name the file and the node.
+  template <Real U> std::vector<Var<U>> record(Tape<U>&, const std::vector<Var<U>>& in,
+                                               std::size_t nodes = std::numeric_limits<std::size_t>::max()) const {
     std::map<std::string, Var<U>> vars;
     std::vector<Var<U>> all = in;
     for (std::size_t k = 0; k < in.size(); ++k)
       vars[names_[k]] = in[k];
-    for (std::size_t k = 0; k < spec_.nodes.size(); ++k) {
+    for (std::size_t k = 0; k < std::min(nodes, spec_.nodes.size()); ++k) {
       const NodeSpec& n = spec_.nodes[k];
       std::vector<Var<U>> a;
       for (const std::string& name : n.args)
@@ -111,6 +115,27 @@ public:
   template <Real U> Var<U> operator()(Tape<U>& tape, const std::vector<Var<U>>& in) const {
     const std::vector<Var<U>> all = record(tape, in);
     return output_of(all);
+  }
+
+  /// The graph function whose output is node `k` (0-based among the nodes, in file order) whatever its shape:
+  /// it records the nodes up to k only. A Jacobian's view of the graph (check_jacobian); it refers to this graph.
+  class NodeFunction {
+  public:
+    NodeFunction(const FileGraph& graph, std::size_t k) : graph_(&graph), k_(k) {}
+    template <Real U> Var<U> operator()(Tape<U>& tape, const std::vector<Var<U>>& in) const {
+      return graph_->record(tape, in, k_ + 1).back();
+    }
+
+  private:
+    const FileGraph* graph_;
+    std::size_t k_;
+  };
+  /// The node named `name` as a graph function; GraphFileError when it is not a node (an input, or no name).
+  NodeFunction node_function(const std::string& name) const {
+    const std::size_t k = index_of(name);
+    if (k < names_.size())
+      throw GraphFileError(spec_.file + ": '" + name + "' is an input, not a node (a Jacobian is taken of a node)");
+    return NodeFunction(*this, k - names_.size());
   }
 
   /// The output among the Vars that record() returned; GraphFileError unless it is 1x1.
