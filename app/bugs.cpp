@@ -1,17 +1,24 @@
 // `tapegrad bugs`: every classic gradient fault switched on in turn, and which checks catch it: tape vs the
 // hand-written backward, finite differences in 50 digits, dual numbers, the per-node check (naming the node),
-// invariants (rows of A sum to 1, rows of dS to 0), the stale-gradient guard and the saturation guard.
+// invariants (rows of A sum to 1, rows of dS sum to 0), the stale-gradient guard and the saturation guard; and
+// whether PyTorch's gradcheck (slow and fast) and JAX's check_grads would, by their criteria at the same point.
+// Faults 1-7 and 10 are on the chapter's attention; 11 and up are slips in the ops (graph/verification/
+// op_faults.hpp), each injected at every node of its op in the graphs of bug_hosts.hpp where it changes something.
 // Faults 8 and 9 are mistakes of the comparison or the model, shown as demonstrations.
 #include "commands.hpp"
 
+#include <bug_hosts.hpp>
 #include <tapegrad/graph/verification/attention_check.hpp>
 #include <tapegrad/graph/verification/chapter.hpp>
 #include <tapegrad/graph/verification/faults.hpp>
+#include <tapegrad/graph/verification/op_faults.hpp>
+#include <tapegrad/graph/verification/other_checkers.hpp>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <iomanip>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -27,13 +34,50 @@ struct Case {
   AttentionInputs<T> in;
 };
 
-struct Row { // one fault on one input
+struct Row { // one fault at one point (an input of the attention, or a graph with the fault at one node)
   int id;
   std::string fault, input;
   std::set<std::string> caught_by;
   std::set<std::string> nodes;
-  double worst = 0; ///< largest relative error among the failing checks
+  double worst = 0;              ///< largest relative error among the failing checks
+  OtherCheckerVerdicts verdicts; ///< what gradcheck and check_grads would say at the same point
+  std::string threshold;         ///< the threshold of the tape against finite differences, as printed
 };
+
+/// The seed of the other checkers' random projections (printed with the table).
+constexpr std::uint64_t projection_seed = 1;
+
+/// The channels of `report` that caught the fault, into row (the per-node check's nodes too).
+void classify(const CheckReport& report, Row& row) {
+  for (const CheckResult& r : report.checks) {
+    if (r.passed) continue;
+    std::string channel;
+    switch (r.kind) {
+    case CheckKind::tape_vs_finite_differences:
+      channel = "finite differences";
+      row.threshold = r.threshold;
+      break;
+    case CheckKind::other_vs_finite_differences:
+      if (r.other != "stale tape") continue; // hand-written vs finite differences: the reference, not the fault
+      channel = "finite differences";
+      break;
+    case CheckKind::dual_numbers:
+      channel = "dual numbers";
+      break;
+    case CheckKind::node_vjp:
+      channel = "per-node check";
+      row.nodes.insert(r.node_name);
+      break;
+    case CheckKind::tape_vs_other:
+      channel = "by-hand gradient";
+      break;
+    default:
+      continue;
+    }
+    row.caught_by.insert(channel);
+    row.worst = std::max(row.worst, std::isnan(r.rel_error) ? INFINITY : r.rel_error);
+  }
+}
 
 const std::vector<std::string> names{"X", "Wq", "Wk", "Wv", "G"};
 
@@ -42,7 +86,7 @@ std::vector<Matrix<T>> as_vector(const AttentionInputs<T>& in) { return {in.X, i
 /// Every check on one faulty graph at one input.
 Row run_case(int id, const std::string& fault_name, Fault fault, const Case& c, const TapeOptions& tape_options,
              int backward_runs) {
-  Row row{id, fault_name, c.name, {}, {}, 0};
+  Row row{id, fault_name, c.name, {}, {}, 0, {}, {}};
   CheckOptions opt;
   opt.reference_digits = reference_digits;
   opt.wrt = {0, 1, 2, 3};
@@ -63,34 +107,11 @@ Row run_case(int id, const std::string& fault_name, Fault fault, const Case& c, 
       stale.push_back(tape.grad(tape.var(k)));
     others.push_back({"stale tape", stale});
   }
-  const CheckReport report = check_gradient<T, R>(graph, inputs, names, opt, others);
-  for (const CheckResult& r : report.checks) {
-    if (r.passed) continue;
-    std::string channel;
-    switch (r.kind) {
-    case CheckKind::tape_vs_finite_differences:
-      channel = "finite differences";
-      break;
-    case CheckKind::other_vs_finite_differences:
-      if (r.other != "stale tape") continue; // hand-written vs finite differences: the reference, not the fault
-      channel = "finite differences";
-      break;
-    case CheckKind::dual_numbers:
-      channel = "dual numbers";
-      break;
-    case CheckKind::node_vjp:
-      channel = "per-node check";
-      row.nodes.insert(r.node_name);
-      break;
-    case CheckKind::tape_vs_other:
-      channel = "by-hand gradient";
-      break;
-    default:
-      continue;
-    }
-    row.caught_by.insert(channel);
-    row.worst = std::max(row.worst, r.rel_error);
-  }
+  classify(check_gradient<T, R>(graph, inputs, names, opt, others), row);
+  std::vector<Matrix<T>> used; // the gradient the faulty tape gives, as used
+  for (std::size_t k = 0; k < 4; ++k)
+    used.push_back(tape.grad(tape.var(k)));
+  row.verdicts = other_checkers(graph, inputs, names, opt.wrt, used, projection_seed);
   // The forward against the by-hand forward.
   const Var<T> O = tape.find("O");
   const CheckResult forward =
@@ -126,29 +147,19 @@ Row run_case(int id, const std::string& fault_name, Fault fault, const Case& c, 
   return row;
 }
 
-/// "Plain" finite differences as common tools do them: double, central, step 1e-6, accepted when
-/// |analytic - numeric| <= 1e-5 + 1e-3 |numeric| (PyTorch gradcheck's defaults). True when it passes.
-bool plain_fd_passes(Fault fault, const AttentionInputs<T>& in) {
-  const FaultyAttention graph{fault};
-  std::vector<Matrix<T>> x = as_vector(in);
-  const EngineGradient<T> engine = engine_gradient<T>(graph, x, names);
-  const auto J = [&](const std::vector<Matrix<T>>& v) {
-    Tape<T> t;
-    return record_graph(t, graph, v, names).value()(0, 0);
-  };
-  const T h = 1e-6;
-  for (std::size_t k = 0; k < 4; ++k)
-    for (Eigen::Index e = 0; e < x[k].size(); ++e) {
-      const T x0 = x[k].data()[e];
-      x[k].data()[e] = x0 + h;
-      const T up = J(x);
-      x[k].data()[e] = x0 - h;
-      const T down = J(x);
-      x[k].data()[e] = x0;
-      const T numeric = (up - down) / (2 * h), analytic = engine.grads[k].data()[e];
-      if (!(std::abs(analytic - numeric) <= 1e-5 + 1e-3 * std::abs(numeric))) return false;
-    }
-  return true;
+/// Fault `site` injected into `graph` (a graph of bug_hosts.hpp): every check of `tapegrad check FILE`, and the
+/// other checkers on the gradient the faulty tape gives.
+Row run_op_fault(const FileGraph<T>& graph, const FaultSite& site) {
+  Row row{site.fault->id, std::string(site.fault->name), graph.spec().file + " at " + site.name, {}, {}, 0, {}, {}};
+  const FaultyFileGraph<T> faulty(graph, site.node, site.fault->id);
+  CheckOptions opt;
+  opt.reference_digits = reference_digits;
+  classify(check_gradient<T, R>(faulty, graph.inputs(), graph.names(), opt), row);
+  std::vector<std::size_t> all(graph.inputs().size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  row.verdicts = other_checkers(faulty, graph.inputs(), graph.names(), all,
+                                engine_gradient<T>(faulty, graph.inputs(), graph.names()).grads, projection_seed);
+  return row;
 }
 
 std::string join(const std::set<std::string>& items) {
@@ -207,50 +218,86 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
 
   std::vector<Row> rows;
   nlohmann::ordered_json fault_json = nlohmann::ordered_json::array();
-  int caught_count = 0;
+  int caught_count = 0, mutants = 0;
   std::vector<std::string> notes;
-  for (const FaultDef& f : faults) {
+  // One fault's entry: what caught it at any of its points, the other checkers' verdicts at its first point
+  // (the one the row is about: fault 10's saturated point), and every point.
+  const auto add_fault = [&](int id, const std::string& name, const std::string& graph, const std::string& injected_at,
+                             std::span<const Row> points, bool caught) {
     std::set<std::string> caught_by, nodes;
     double worst = 0;
+    nlohmann::ordered_json per_point = nlohmann::ordered_json::array();
+    for (const Row& r : points) {
+      caught_by.insert(r.caught_by.begin(), r.caught_by.end());
+      nodes.insert(r.nodes.begin(), r.nodes.end());
+      worst = std::max(worst, r.worst);
+      per_point.push_back({{"point", r.input},
+                           {"caught_by", std::vector<std::string>(r.caught_by.begin(), r.caught_by.end())},
+                           {"gradcheck_catches", r.verdicts.gradcheck_catches},
+                           {"gradcheck_fast_catches", r.verdicts.gradcheck_fast_catches},
+                           {"check_grads_catches", r.verdicts.check_grads_catches},
+                           {"gradcheck_worst", r.verdicts.gradcheck_worst}});
+    }
+    ++mutants;
+    caught_count += caught;
+    const OtherCheckerVerdicts& first = points.front().verdicts;
+    fault_json.push_back(
+        {{"id", id},
+         {"name", name},
+         {"graph", graph},
+         {"injected_at", injected_at},
+         {"caught", caught},
+         {"caught_by", std::vector<std::string>(caught_by.begin(), caught_by.end())},
+         {"node", nodes.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(join(nodes))},
+         {"max_rel_error", sci(worst)},
+         {"gradcheck_catches", first.gradcheck_catches},
+         {"gradcheck_fast_catches", first.gradcheck_fast_catches},
+         {"check_grads_catches", first.check_grads_catches},
+         {"points", std::move(per_point)}});
+  };
+  for (const FaultDef& f : faults) {
+    const std::size_t begin = rows.size();
     bool caught = false;
     for (const Case& c : f.cases) {
       Row row = run_case(f.id, f.name, f.fault, c, f.options, f.runs);
-      caught_by.insert(row.caught_by.begin(), row.caught_by.end());
-      nodes.insert(row.nodes.begin(), row.nodes.end());
-      worst = std::max(worst, row.worst);
       caught = caught || !row.caught_by.empty();
       rows.push_back(std::move(row));
     }
     if (f.id == 10) {
-      // The false agreement: plain finite differences pass the wrong VJP at the saturated point and fail it at
-      // the unsaturated one; tapegrad's saturation guard flags the saturated point as a poor test point.
+      // The false agreement: gradcheck's criteria pass the wrong VJP at the saturated point and fail it at the
+      // unsaturated one; tapegrad's saturation guard flags the saturated point as a poor test point.
       Tape<T> tape;
       record_graph(tape, FaultyAttention{f.fault}, as_vector(saturated.in), names);
       CheckOptions opt;
       opt.reference_digits = reference_digits;
       const bool flagged = !saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, R>(opt))).empty();
-      const bool plain_passes_saturated = plain_fd_passes(f.fault, saturated.in);
-      const bool plain_catches_unsaturated = !plain_fd_passes(f.fault, ex1.in);
-      Row& at_saturated = rows[rows.size() - 2];
+      Row& at_saturated = rows[begin];
+      const bool plain_passes_saturated = !at_saturated.verdicts.gradcheck_catches;
+      const bool plain_catches_unsaturated = rows[begin + 1].verdicts.gradcheck_catches;
       at_saturated.caught_by.insert(flagged ? "saturation guard" : "saturation guard SILENT");
-      if (!plain_passes_saturated) at_saturated.caught_by.insert("plain finite differences");
-      if (plain_catches_unsaturated) rows.back().caught_by.insert("plain finite differences");
       caught = flagged && plain_passes_saturated && plain_catches_unsaturated;
-      caught_by.insert("saturation guard");
-      notes.push_back(std::string("fault 10: plain finite differences (double, step 1e-6, gradcheck's tolerances) ") +
+      notes.push_back(std::string("fault 10: gradcheck's criteria (double, step 1e-6, atol 1e-5, rtol 1e-3) ") +
                       (plain_passes_saturated ? "PASS" : "fail") + " the wrong VJP at the saturated point and " +
                       (plain_catches_unsaturated ? "catch" : "MISS") +
                       " it at the unsaturated one; the saturation guard " + (flagged ? "flags" : "does NOT flag") +
                       " the saturated point. tapegrad's per-input relative check catches it even there.");
     }
-    caught_count += caught;
-    fault_json.push_back(
-        {{"id", f.id},
-         {"name", f.name},
-         {"caught", caught},
-         {"caught_by", std::vector<std::string>(caught_by.begin(), caught_by.end())},
-         {"node", nodes.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(join(nodes))},
-         {"max_rel_error", sci(worst)}});
+    add_fault(f.id, f.name, "the chapter's attention", "", std::span<const Row>(rows).subspan(begin), caught);
+  }
+  // The op faults: each at every node of its op, in every host graph, where it changes something; by fault.
+  std::vector<FileGraph<T>> hosts;
+  for (const auto& [file, text] : bug_host_graphs)
+    hosts.emplace_back(parse_graph(text, file));
+  std::vector<std::pair<const FileGraph<T>*, FaultSite>> sites;
+  for (const FileGraph<T>& graph : hosts)
+    for (const FaultSite& site : fault_sites(graph))
+      sites.emplace_back(&graph, site);
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const auto& a, const auto& b) { return a.second.fault->id < b.second.fault->id; });
+  for (const auto& [graph, site] : sites) {
+    rows.push_back(run_op_fault(*graph, site));
+    add_fault(site.fault->id, std::string(site.fault->name), graph->spec().file, site.name,
+              std::span<const Row>(&rows.back(), 1), !rows.back().caught_by.empty());
   }
 
   // Demonstration 8: a correct local dQ compared with a difference quotient of a DIFFERENT function (one that
@@ -298,7 +345,7 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
          {"shown", shown}});
   }
 
-  const int total = static_cast<int>(faults.size());
+  const int total = mutants;
   bool demos_ok = true;
   for (const auto& d : demos)
     demos_ok = demos_ok && d["shown"].get<bool>();
@@ -309,16 +356,33 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
   } else {
     out << "tapegrad bugs: each classic gradient fault switched on, and which checks catch it\n"
         << "(engine double; finite differences in " << reference_digits
-        << " digits; thresholds as in tapegrad check)\n\n"
-        << std::left << std::setw(4) << "id" << std::setw(48) << "fault" << std::setw(40) << "input" << std::setw(12)
-        << "worst rel"
+        << " digits; thresholds as in tapegrad check). The columns gc, fast and jax say whether the criteria of\n"
+        << "PyTorch's gradcheck (double, eps 1e-6, atol 1e-5, rtol 1e-3), its fast mode (one random projection per "
+           "input)\n"
+        << "and JAX's check_grads (eps 1e-4, one random direction, tolerance 1e-5), applied by tapegrad at the same "
+           "point\n"
+        << "to the same gradient, would catch it (projections seeded " << projection_seed << ").\n\n"
+        << std::left << std::setw(4) << "id" << std::setw(70) << "fault" << std::setw(52) << "point" << std::setw(10)
+        << "worst rel" << std::setw(6) << "gc" << std::setw(6) << "fast" << std::setw(6) << "jax"
         << "caught by (node named by the per-node check)\n";
+    const auto yes = [](bool b) { return b ? "catch" : "miss"; };
     for (const Row& r : rows)
-      out << std::setw(4) << r.id << std::setw(48) << r.fault << std::setw(40) << r.input << std::setw(12)
-          << sci(r.worst) << join(r.caught_by) << (r.nodes.empty() ? "" : " [node " + join(r.nodes) + "]") << "\n";
+      out << std::setw(4) << r.id << std::setw(70) << r.fault << std::setw(52) << r.input << std::setw(10)
+          << sci(r.worst) << std::setw(6) << yes(r.verdicts.gradcheck_catches) << std::setw(6)
+          << yes(r.verdicts.gradcheck_fast_catches) << std::setw(6) << yes(r.verdicts.check_grads_catches)
+          << join(r.caught_by) << (r.nodes.empty() ? "" : " [node " + join(r.nodes) + "]") << "\n";
     out << "\n";
     for (const std::string& n : notes)
       out << n << "\n";
+    for (const Row& r : rows)
+      if (r.id > 10 && !r.caught_by.empty() && !r.verdicts.gradcheck_catches)
+        out << "fault " << r.id << " at " << r.input << ": tapegrad catches it (worst rel " << sci(r.worst) << " > "
+            << r.threshold << ") where gradcheck's criteria pass it: " << r.verdicts.gradcheck_worst
+            << ", inside its rtol of 1e-3" << (r.verdicts.check_grads_catches ? " (check_grads' 1e-5 is not)" : "")
+            << ".\n";
+    out << "faults 3 and 5: the forward itself is wrong and the backward right for it, so no check of the gradient "
+           "against\ndifferences of the same forward (ours, gradcheck's, check_grads') can see them; the hand-written "
+           "forward and\ngradient and the invariants do.\n";
     out << "fault 3: on the diagonal example 1 the forward values agree (Q K = Q K^T there: invisible to the forward, "
            "as the\n"
            "chapter says) though the gradients differ; on the asymmetric input the forward differs too.\n\n"
@@ -326,7 +390,8 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
     for (const auto& d : demos)
       out << "  " << d["id"].get<int>() << ". " << d["name"].get<std::string>() << ": "
           << d["outcome"].get<std::string>() << (d["shown"].get<bool>() ? "" : " [NOT SHOWN]") << "\n";
-    out << "\nmutation score " << score << " (faults 1-7 and 10)\n";
+    out << "\nmutation score " << score
+        << " (faults 1-7 and 10 on the attention; 11-20 at every node of their op, in every graph they change)\n";
   }
   return caught_count == total && demos_ok ? 0 : 1;
 }

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,8 @@ public:
   const GraphSpec& spec() const { return spec_; }
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<Matrix<T>>& inputs() const { return inputs_; }
+  /// Node k's parameters (0-based among the nodes), in T.
+  const Params<T>& node_params(std::size_t k) const { return params_.at(k); }
   /// The file's inputs as inputs of `tape`, labelled with their names, in file order: what record() takes.
   std::vector<Var<T>> record_inputs(Tape<T>& tape) const {
     std::vector<Var<T>> in;
@@ -82,8 +86,17 @@ public:
 
   /// Records the nodes on `tape` after the inputs `in` (in file order), every node or only the first `nodes`;
   /// returns the Vars of inputs and recorded nodes in file order. Errors name the file and the node.
-  template <Real U> std::vector<Var<U>> record(Tape<U>&, const std::vector<Var<U>>& in,
+  template <Real U> std::vector<Var<U>> record(Tape<U>& tape, const std::vector<Var<U>>& in,
                                                std::size_t nodes = std::numeric_limits<std::size_t>::max()) const {
+    return record_with(tape, in, NoHook{}, nodes);
+  }
+
+  /// record() with `hook(k, operands, params, name)` asked first at each node k: a Var it returns is that node
+  /// (recorded by the hook on the same tape), std::nullopt leaves the node to its op. Fault injection
+  /// (graph/verification/op_faults.hpp) records one node with a deliberately wrong op this way.
+  template <Real U, class Hook>
+  std::vector<Var<U>> record_with(Tape<U>&, const std::vector<Var<U>>& in, const Hook& hook,
+                                  std::size_t nodes = std::numeric_limits<std::size_t>::max()) const {
     std::map<std::string, Var<U>> vars;
     std::vector<Var<U>> all = in;
     for (std::size_t k = 0; k < in.size(); ++k)
@@ -95,8 +108,11 @@ public:
         a.push_back(vars.at(name));
       try {
         const Params<U> p = params_[k].template converted<U>([](const T& x) { return lift<U>(x); });
-        vars[n.name] = BuiltinOps::visit<Var<U>>(
-            n.info, [&]<class Op>() { return Op::template apply<U>(std::span<const Var<U>>(a), p, n.name); });
+        if (std::optional<Var<U>> v = hook(k, std::span<const Var<U>>(a), p, n.name))
+          vars[n.name] = *v;
+        else
+          vars[n.name] = BuiltinOps::visit<Var<U>>(
+              n.info, [&]<class Op>() { return Op::template apply<U>(std::span<const Var<U>>(a), p, n.name); });
       } catch (const GraphFileError&) {
         throw;
       } catch (const DomainError& e) {
@@ -171,6 +187,12 @@ public:
   }
 
 private:
+  struct NoHook {
+    template <Real U>
+    std::optional<Var<U>> operator()(std::size_t, std::span<const Var<U>>, const Params<U>&, const std::string&) const {
+      return std::nullopt;
+    }
+  };
   template <Real> friend class FileGraph;
   /// The graph with its values given, one per input and per node of `spec` (lifted()).
   FileGraph(GraphSpec spec, std::vector<Matrix<T>> inputs, std::vector<Params<T>> params)

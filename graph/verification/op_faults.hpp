@@ -1,0 +1,363 @@
+#pragma once
+// Classic slips in the built-in ops, on demand: each fault is an op of its own that computes the forward of the
+// op it stands in for (by calling that op) and records a plausibly wrong VJP, or, for the naive softmax, a
+// plausibly wrong forward. They live here, apart from ops/, so a normal run never pays for them: a fault is on
+// only where a graph is recorded with it (FaultyFileGraph: one fault at one node of a graph file). OpFaults
+// lists them once; `tapegrad bugs` and its tests read that list.
+
+#include "../../ops/ops.hpp"
+#include "../io/graph_build.hpp"
+
+#include <array>
+#include <cassert>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tapegrad {
+
+/// What a fault is: its number in `tapegrad bugs`, its one-line name, the op it stands in for, the slip in
+/// words, and the report or project it is drawn from.
+struct OpFaultInfo {
+  int id = 0;
+  std::string_view name;
+  const OpInfo* op = nullptr;
+  std::string_view slip;
+  std::string_view seen_in;
+};
+
+namespace detail {
+
+/// A fault's descriptor: the op's, with its own node type, so the per-node check names the fault's node and
+/// the guards (kink, saturation, masks) treat it as the op it stands in for.
+constexpr OpInfo faulty_op(const OpInfo& op, std::string_view node, std::string_view formula) {
+  OpInfo info = op;
+  info.node = node;
+  info.formula = formula;
+  info.file = "../graph/verification/op_faults.hpp";
+  return info;
+}
+
+/// The forward of `Op` on in (checked as Op checks it: shapes, domains), computed on a scratch tape.
+template <class Op, Real T>
+Matrix<T> forward_of(std::span<const Var<T>> in, const Params<T>& p, const std::string& label) {
+  Tape<T> scratch;
+  std::vector<Var<T>> copies;
+  for (const Var<T>& v : in)
+    copies.push_back(scratch.input(v.value(), v.name()));
+  return Op::template apply<T>(std::span<const Var<T>>(copies), p, label).value();
+}
+
+/// Records fault `F`: the forward of F's op, the VJP given.
+template <class F, Real T, class Vjp>
+Var<T> record_fault(std::span<const Var<T>> in, const Params<T>& p, std::string label, Vjp vjp) {
+  Tape<T>& tape = common_tape(F::info, in);
+  Matrix<T> value = forward_of<typename F::Op>(in, p, label);
+  return tape.template record<F>(in, std::move(value), std::move(vjp), std::move(label), p);
+}
+
+} // namespace detail
+
+/// add's VJP takes a broadcast bias's gradient from the first row instead of summing it over the rows
+/// (burn#181): right for one row, wrong for a batch.
+struct BiasGradientOneRowFault {
+  using Op = AddOp;
+  static constexpr OpFaultInfo fault{11, "broadcast bias gradient taken from row 0, not summed over the batch",
+                                     &AddOp::info, "db = grad.row(0) instead of sum over rows of grad", "burn#181"};
+  static constexpr OpInfo info = detail::faulty_op(AddOp::info, "Add (bias from row 0)", "a + b; db = grad.row(0)");
+  /// Where an operand has one row and the other more.
+  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) {
+    return (in[0].rows() == 1) != (in[1].rows() == 1);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<BiasGradientOneRowFault>(in, p, std::move(label), [](Backprop<T>& bp) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        const Matrix<T>&x = bp.input(k), &r = bp.result();
+        if (x.rows() == 1 && r.rows() > 1) {
+          const Matrix<T> row0 = bp.grad().row(0);
+          if (x.cols() == 1 && r.cols() > 1)
+            bp.accumulate(k, Matrix<T>::Constant(1, 1, row0.sum()));
+          else
+            bp.accumulate(k, row0);
+        } else {
+          accumulate_broadcast(bp, k, bp.grad());
+        }
+      }
+    });
+  }
+};
+
+/// mean's VJP divides by the number of columns instead of the number of entries each result entry averages
+/// (cTensor#24).
+struct MeanWrongCountFault {
+  using Op = MeanOp;
+  static constexpr OpFaultInfo fault{12, "mean's backward divided by the wrong count", &MeanOp::info,
+                                     "da = grad / n (columns) instead of grad / N (entries averaged)", "cTensor#24"};
+  static constexpr OpInfo info = detail::faulty_op(MeanOp::info, "Mean (wrong count)", "mean; da = grad / cols");
+  /// Unless the entries each result entry averages are exactly the columns (axis 1, or one row).
+  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>& p) {
+    return reduced_count(in[0], p) != in[0].cols();
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<MeanWrongCountFault>(in, p, std::move(label), [](Backprop<T>& bp) {
+      const Matrix<T>& a = bp.input(0);
+      bp.accumulate(0, expanded(bp.grad(), a.rows(), a.cols()) / T(static_cast<long>(a.cols())));
+    });
+  }
+};
+
+/// layer_norm's VJP treats each row's mean and variance as constants: dx = g / s, the two terms through the
+/// statistics dropped.
+struct LayerNormConstantStatisticsFault {
+  using Op = LayerNormOp;
+  static constexpr OpFaultInfo fault{13, "layer_norm backward treating mean and variance as constants",
+                                     &LayerNormOp::info, "dx = g / s instead of (g - mean(g) - y mean(g y)) / s",
+                                     "a common hand-written layer_norm slip"};
+  static constexpr OpInfo info =
+      detail::faulty_op(LayerNormOp::info, "LayerNorm (constant statistics)", "layer_norm; dx = g / s");
+  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) { return in[0].cols() > 1; }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    const T eps = p.number("eps");
+    return detail::record_fault<LayerNormConstantStatisticsFault>(in, p, std::move(label), [eps](Backprop<T>& bp) {
+      const detail::RowStatistics<T> stats = detail::row_statistics(bp.input(0), eps, true);
+      Matrix<T> d = bp.grad();
+      for (Eigen::Index i = 0; i < d.rows(); ++i)
+        for (Eigen::Index j = 0; j < d.cols(); ++j)
+          d(i, j) = detail::narrow<T>(detail::Wide<T>(detail::widen(d(i, j)) / stats.scale(i, 0)));
+      bp.accumulate(0, d);
+    });
+  }
+};
+
+/// log_softmax's VJP without its softmax term: da = grad.
+struct LogSoftmaxNoSoftmaxTermFault {
+  using Op = LogSoftmaxOp;
+  static constexpr OpFaultInfo fault{14, "log_softmax backward without its softmax term", &LogSoftmaxOp::info,
+                                     "da = g instead of g - softmax(a) sum_k g_k", "a common hand-written slip"};
+  static constexpr OpInfo info = detail::faulty_op(LogSoftmaxOp::info, "LogSoftmax (no softmax term)", "da = g");
+  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<LogSoftmaxNoSoftmaxTermFault>(in, p, std::move(label), [](Backprop<T>& bp) {
+      Matrix<T> d = bp.grad();
+      for (Eigen::Index e = 0; e < d.size(); ++e) // a -inf entry (masked) still carries nothing
+        if (bp.result().data()[e] == -infinity<T>()) d.data()[e] = T(0);
+      bp.accumulate(0, d);
+    });
+  }
+};
+
+/// sigmoid's VJP as s instead of s (1 - s).
+struct SigmoidDerivativeAsSFault {
+  using Op = SigmoidOp;
+  static constexpr OpFaultInfo fault{15, "sigmoid backward as s instead of s (1 - s)", &SigmoidOp::info,
+                                     "da = g s instead of g s (1 - s)", "a common hand-written slip"};
+  static constexpr OpInfo info = detail::faulty_op(SigmoidOp::info, "Sigmoid (derivative s)", "da = g s");
+  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<SigmoidDerivativeAsSFault>(in, p, std::move(label), [](Backprop<T>& bp) {
+      bp.accumulate(0, Matrix<T>(bp.grad().cwiseProduct(bp.result())));
+    });
+  }
+};
+
+/// relu's VJP passes the gradient where x <= 0 too.
+struct ReluGradientEverywhereFault {
+  using Op = ReluOp;
+  static constexpr OpFaultInfo fault{16, "relu passing the gradient where x <= 0", &ReluOp::info,
+                                     "da = g everywhere instead of g where x > 0", "a common hand-written slip"};
+  static constexpr OpInfo info = detail::faulty_op(ReluOp::info, "Relu (passes x <= 0)", "da = g");
+  /// Where an entry is < 0 (at 0 itself the kink guard takes over).
+  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) {
+    return (in[0].array() < T(0)).any();
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<ReluGradientEverywhereFault>(in, p, std::move(label),
+                                                             [](Backprop<T>& bp) { bp.accumulate(0, bp.grad()); });
+  }
+};
+
+/// gelu's VJP from the tanh approximation while the forward is the exact erf one: off by up to about 1e-3
+/// relative, below loose tolerances.
+struct GeluTanhBackwardFault {
+  using Op = GeluOp;
+  static constexpr OpFaultInfo fault{
+      17, "gelu backward from the tanh approximation under an exact-erf forward", &GeluOp::info,
+      "da = g d/dx[x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))] instead of g (Phi(x) + x phi(x))",
+      "frameworks with both gelu variants"};
+  static constexpr OpInfo info = detail::faulty_op(GeluOp::info, "Gelu (tanh backward)", "da = g gelu_tanh'(x)");
+  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<GeluTanhBackwardFault>(in, p, std::move(label), [](Backprop<T>& bp) {
+      using std::sqrt;
+      using std::tanh;
+      const T c = sqrt(T(2) / pi<T>()), k = T(44715) / T(1000000); // 0.044715, the approximation's constant
+      Matrix<T> d = bp.input(0);
+      for (Eigen::Index e = 0; e < d.size(); ++e) {
+        const T x = d.data()[e], t = tanh(T(c * (x + k * x * x * x)));
+        d.data()[e] = T(bp.grad().data()[e] * (T(1) + t + x * (T(1) - t * t) * c * (T(1) + T(3) * k * x * x)) / T(2));
+      }
+      bp.accumulate(0, d);
+    });
+  }
+};
+
+/// dropout's VJP applies a mask drawn afresh (seed + 1) instead of the forward's (pytorch#193671).
+struct DropoutFreshMaskFault {
+  using Op = DropoutOp;
+  static constexpr OpFaultInfo fault{18, "dropout VJP drawing a fresh mask", &DropoutOp::info,
+                                     "da = g * mask(seed + 1) / (1 - p) instead of the forward's mask",
+                                     "pytorch#193671"};
+  static constexpr OpInfo info = detail::faulty_op(DropoutOp::info, "Dropout (fresh mask)", "da = g * new mask");
+  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>& p) { return p.number("p") > T(0); }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    const DropoutMask fresh = dropout_mask(in[0].rows(), in[0].cols(), std::strtod(p.number_text("p").c_str(), nullptr),
+                                           static_cast<std::uint64_t>(p.integer("seed")) + 1);
+    const T factor = T(1) / (T(1) - p.number("p"));
+    return detail::record_fault<DropoutFreshMaskFault>(in, p, std::move(label),
+                                                       [keep = fresh.keep, factor](Backprop<T>& bp) {
+                                                         Matrix<T> d = bp.grad();
+                                                         for (Eigen::Index i = 0; i < d.rows(); ++i)
+                                                           for (Eigen::Index j = 0; j < d.cols(); ++j)
+                                                             d(i, j) = keep(i, j) ? T(d(i, j) * factor) : T(0);
+                                                         bp.accumulate(0, d);
+                                                       });
+  }
+};
+
+/// A fused op whose VJP adds nothing: the silent zero gradient of a fused kernel with no backward
+/// (candle#3613), here cross_entropy.
+struct FusedSilentZeroFault {
+  using Op = CrossEntropyOp;
+  static constexpr OpFaultInfo fault{19, "fused op without a backward: a silent zero gradient", &CrossEntropyOp::info,
+                                     "the VJP adds nothing (the logits' gradient stays 0)", "candle#3613"};
+  static constexpr OpInfo info = detail::faulty_op(CrossEntropyOp::info, "CrossEntropy (no VJP)", "no VJP");
+  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+    return detail::record_fault<FusedSilentZeroFault>(in, p, std::move(label), [](Backprop<T>&) {});
+  }
+};
+
+/// A naive softmax, exp(x - max) / sum, with no rule for a row that is entirely -inf: there max is -inf, x - max
+/// is NaN, and the row is NaN; a graph that then drops that row still sends 0 * NaN = NaN into the weights the
+/// row shares (pytorch#41508).
+struct NaiveMaskedSoftmaxFault {
+  using Op = SoftmaxRowsOp;
+  static constexpr OpFaultInfo fault{
+      20, "naive softmax: a fully masked row's NaN reaches shared weights", &SoftmaxRowsOp::info,
+      "exp(x - max) / sum on a row of -inf (NaN) instead of zeros with zero gradient", "pytorch#41508"};
+  static constexpr OpInfo info =
+      detail::faulty_op(SoftmaxRowsOp::info, "SoftmaxRows (naive)", "exp(x - max) / sum, NaN on a masked row");
+  /// Where a row is entirely -inf (elsewhere it is the right softmax).
+  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) {
+    for (Eigen::Index i = 0; i < in[0].rows(); ++i)
+      if ((in[0].row(i).array() == -infinity<T>()).all()) return true;
+    return false;
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+    Tape<T>& tape = common_tape(info, in);
+    using std::exp;
+    const Matrix<T>& x = in[0].value();
+    Matrix<T> a(x.rows(), x.cols());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      const T mx = x.row(i).maxCoeff();
+      T total(0);
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        total += a(i, j) = exp(T(x(i, j) - mx));
+      a.row(i) /= total;
+    }
+    return tape.template record<NaiveMaskedSoftmaxFault>(
+        in, std::move(a),
+        [](Backprop<T>& bp) { // the textbook VJP, A * (g - rowsum(A * g)), without the masked-row rule either
+          const Matrix<T>& A = bp.result();
+          const Matrix<T> Ag = A.cwiseProduct(bp.grad());
+          bp.accumulate(0, Matrix<T>(Ag - A.cwiseProduct(Ag.rowwise().sum().replicate(1, A.cols()))));
+        },
+        std::move(label));
+  }
+};
+
+/// Every op fault, in `tapegrad bugs` order.
+template <class... Faults> struct OpFaultList {
+  static constexpr std::size_t size = sizeof...(Faults);
+  static constexpr std::array<const OpFaultInfo*, size> infos{&Faults::fault...};
+  template <class F> static void for_each(F&& f) { (f.template operator()<Faults>(), ...); }
+  /// f.template operator()<Fault>() for the fault numbered `id` (one of the list's).
+  template <class R, class F> static R visit(int id, F&& f) {
+    R result{};
+    [[maybe_unused]] const bool found =
+        ((id == Faults::fault.id && (result = f.template operator()<Faults>(), true)) || ...);
+    assert(found && "visit: the fault is one of the list's");
+    return result;
+  }
+  static const OpFaultInfo* find(int id) {
+    for (const OpFaultInfo* info : infos)
+      if (info->id == id) return info;
+    return nullptr;
+  }
+};
+using OpFaults =
+    OpFaultList<BiasGradientOneRowFault, MeanWrongCountFault, LayerNormConstantStatisticsFault,
+                LogSoftmaxNoSoftmaxTermFault, SigmoidDerivativeAsSFault, ReluGradientEverywhereFault,
+                GeluTanhBackwardFault, DropoutFreshMaskFault, FusedSilentZeroFault, NaiveMaskedSoftmaxFault>;
+
+/// Where a fault can be injected into a graph: at node `node` (0-based among the nodes, named `name`), fault `fault`.
+struct FaultSite {
+  const OpFaultInfo* fault;
+  std::size_t node;
+  std::string name;
+};
+
+/// Every (op fault, node) of `graph` where the fault's op is the node's and the slip changes something at the
+/// graph's point (the fault's applies(): a bias broadcast over rows, an entry of relu's operand below 0, a row of
+/// -inf for the naive softmax, ...), in node order and, per node, in OpFaults order.
+template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) {
+  Tape<T> tape;
+  const std::vector<Var<T>> all = graph.record(tape, graph.record_inputs(tape));
+  std::vector<FaultSite> sites;
+  for (std::size_t k = 0; k < graph.spec().nodes.size(); ++k) {
+    const NodeSpec& n = graph.spec().nodes[k];
+    std::vector<Matrix<T>> operands;
+    for (const std::string& arg : n.args)
+      operands.push_back(all[graph.index_of(arg)].value());
+    OpFaults::for_each([&]<class F>() {
+      if (F::fault.op == n.info && F::applies(std::span<const Matrix<T>>(operands), graph.node_params(k)))
+        sites.push_back({&F::fault, k, n.name});
+    });
+  }
+  return sites;
+}
+
+/// A graph file's graph with op fault `fault_id` at node `node` (0-based among the nodes, which must be of the
+/// fault's op): a graph function for the checker, like FileGraph itself. Refers to `graph`.
+template <Real T> class FaultyFileGraph {
+public:
+  FaultyFileGraph(const FileGraph<T>& graph, std::size_t node, int fault_id)
+      : graph_(&graph), node_(node), fault_(fault_id) {
+    const OpFaultInfo* f = OpFaults::find(fault_id);
+    if (f == nullptr) throw UsageError("fault " + std::to_string(fault_id) + " is not an op fault");
+    if (node >= graph.spec().nodes.size() || graph.spec().nodes[node].info != f->op)
+      throw UsageError("fault " + std::to_string(fault_id) + " (" + std::string(f->name) + ") is for " +
+                       std::string(f->op->name) + " nodes; node " + std::to_string(node) + " of " + graph.spec().file +
+                       " is not one");
+  }
+  template <Real U> Var<U> operator()(Tape<U>& tape, const std::vector<Var<U>>& in) const {
+    return graph_->output_of(graph_->record_with(tape, in, *this));
+  }
+  /// FileGraph::record_with's hook: node `k` recorded with the fault, every other node as the file says.
+  template <Real U> std::optional<Var<U>> operator()(std::size_t k, std::span<const Var<U>> a, const Params<U>& p,
+                                                     const std::string& name) const {
+    if (k != node_) return std::nullopt;
+    return OpFaults::visit<Var<U>>(fault_, [&]<class F>() { return F::template apply<U>(a, p, name); });
+  }
+
+private:
+  const FileGraph<T>* graph_;
+  std::size_t node_;
+  int fault_;
+};
+
+} // namespace tapegrad
