@@ -17,7 +17,9 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cassert>
 #include <iomanip>
+#include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -175,17 +177,137 @@ std::string sci(double x) {
   return o.str();
 }
 
+/// The table being made: a row per point, a JSON entry per mutant (a fault at one place), the mutation score.
+struct Catalogue {
+  std::vector<Row> rows;
+  nlohmann::ordered_json faults = nlohmann::ordered_json::array();
+  int caught = 0, mutants = 0;
+
+  /// One mutant, whose points are rows[begin..]: what caught it at any of them, the other checkers' verdicts at
+  /// its first point (the one the row is about: fault 10's saturated point), and every point; `why` says why no
+  /// check caught it, when none did.
+  void add(int id, const std::string& name, const std::string& graph, const std::string& injected_at, std::size_t begin,
+           bool is_caught, const std::string& why = {}) {
+    std::set<std::string> caught_by, nodes;
+    double worst = 0;
+    nlohmann::ordered_json per_point = nlohmann::ordered_json::array();
+    for (std::size_t k = begin; k < rows.size(); ++k) {
+      const Row& r = rows[k];
+      caught_by.insert(r.caught_by.begin(), r.caught_by.end());
+      nodes.insert(r.nodes.begin(), r.nodes.end());
+      worst = std::max(worst, r.worst);
+      per_point.push_back({{"point", r.input},
+                           {"caught_by", std::vector<std::string>(r.caught_by.begin(), r.caught_by.end())},
+                           {"gradcheck_catches", r.verdicts.gradcheck_catches},
+                           {"gradcheck_fast_catches", r.verdicts.gradcheck_fast_catches},
+                           {"check_grads_catches", r.verdicts.check_grads_catches},
+                           {"gradcheck_worst", r.verdicts.gradcheck_worst}});
+    }
+    ++mutants;
+    caught += is_caught;
+    const OtherCheckerVerdicts& first = rows[begin].verdicts;
+    nlohmann::ordered_json entry{
+        {"id", id},
+        {"name", name},
+        {"graph", graph},
+        {"injected_at", injected_at},
+        {"caught", is_caught},
+        {"caught_by", std::vector<std::string>(caught_by.begin(), caught_by.end())},
+        {"node", nodes.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(join(nodes))},
+        {"max_rel_error", sci(worst)},
+        {"gradcheck_catches", first.gradcheck_catches},
+        {"gradcheck_fast_catches", first.gradcheck_fast_catches},
+        {"check_grads_catches", first.check_grads_catches},
+        {"points", std::move(per_point)}};
+    if (!is_caught) entry["why"] = why;
+    faults.push_back(std::move(entry));
+  }
+  std::string score() const { return std::to_string(caught) + "/" + std::to_string(mutants); }
+
+  void print_table(std::ostream& out) const {
+    out << "(engine double; finite differences in " << reference_digits
+        << " digits; thresholds as in tapegrad check). The columns gc, fast and jax say whether the criteria of\n"
+        << "PyTorch's gradcheck (double, eps 1e-6, atol 1e-5, rtol 1e-3), its fast mode (one random projection per "
+           "input)\n"
+        << "and JAX's check_grads (eps 1e-4, one random direction, tolerance 1e-5), applied by tapegrad at the same "
+           "point\n"
+        << "to the same gradient, would catch it (projections seeded " << projection_seed << ").\n\n"
+        << std::left << std::setw(4) << "id" << std::setw(70) << "fault" << std::setw(52) << "point" << std::setw(10)
+        << "worst rel" << std::setw(6) << "gc" << std::setw(6) << "fast" << std::setw(6) << "jax"
+        << "caught by (node named by the per-node check)\n";
+    const auto yes = [](bool b) { return b ? "catch" : "miss"; };
+    for (const Row& r : rows)
+      out << std::setw(4) << r.id << std::setw(70) << r.fault << std::setw(52) << r.input << std::setw(10)
+          << sci(r.worst) << std::setw(6) << yes(r.verdicts.gradcheck_catches) << std::setw(6)
+          << yes(r.verdicts.gradcheck_fast_catches) << std::setw(6) << yes(r.verdicts.check_grads_catches)
+          << join(r.caught_by) << (r.nodes.empty() ? "" : " [node " + join(r.nodes) + "]") << "\n";
+    out << "\n";
+    for (const Row& r : rows)
+      if (r.id > 10 && !r.caught_by.empty() && !r.verdicts.gradcheck_catches)
+        out << "fault " << r.id << " at " << r.input << ": tapegrad catches it (worst rel " << sci(r.worst) << " > "
+            << r.threshold << ") where gradcheck's criteria pass it: " << r.verdicts.gradcheck_worst
+            << ", inside its rtol of 1e-3" << (r.verdicts.check_grads_catches ? " (check_grads' 1e-5 is not)" : "")
+            << ".\n";
+  }
+};
+
+/// Quiets the stale-gradient warning (fault 7 runs backward twice on purpose) while it lives.
+struct QuietLog {
+  spdlog::level::level_enum level = spdlog::get_level();
+  QuietLog() { spdlog::set_level(spdlog::level::err); }
+  ~QuietLog() { spdlog::set_level(level); }
+  QuietLog(const QuietLog&) = delete;
+  QuietLog& operator=(const QuietLog&) = delete;
+};
+
+/// The overwrite fault (a VJP assigns instead of adding) at the tape node `index` of `graph`, which has more than
+/// one consumer; named `name` in the table.
+Row run_overwrite(const FileGraph<T>& graph, std::size_t index, const std::string& name) {
+  Row row{1, "overwrite on fan-out (a VJP assigns)", graph.spec().file + " at " + name, {}, {}, 0, {}, {}};
+  CheckOptions opt;
+  opt.reference_digits = reference_digits;
+  opt.tape_options.overwrite_fault_node = index;
+  classify(check_gradient<T, R>(graph, graph.inputs(), graph.names(), opt), row);
+  std::vector<std::size_t> all(graph.inputs().size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  row.verdicts =
+      other_checkers(graph, graph.inputs(), graph.names(), all,
+                     engine_gradient<T>(graph, graph.inputs(), graph.names(), opt.tape_options).grads, projection_seed);
+  return row;
+}
+
+/// Why no check caught a mutant: `faulty` is the graph's tape with the fault, swept, `right` without, and
+/// `acted` the nodes whose adjoints the slip writes (the faulty node's operands, or the overwritten node). It
+/// changes the input gradients by less than the thresholds, or by nothing: then either the slip wrote what the
+/// right VJP would have (the gradient it acts on is 0 there) or its changes cancel on the way to the inputs. The
+/// point's poor-test-point warnings (saturated softmax rows, kinks) follow.
+std::string why_uncaught(Tape<T>& right, Tape<T>& faulty, std::size_t inputs, const std::vector<std::size_t>& acted,
+                         const std::string& node, const std::vector<std::string>& warnings) {
+  double differ = 0;
+  for (std::size_t k = 0; k < inputs; ++k)
+    differ = std::max(differ, max_rel_error<T>(faulty.grad(faulty.var(k)), right.grad(right.var(k))));
+  bool same_at_node = true;
+  for (std::size_t i : acted)
+    same_at_node = same_at_node && faulty.grad(faulty.var(i)) == right.grad(right.var(i));
+  std::string why =
+      differ > 0 ? "the gradients it gives differ from the right ones by " + sci(differ) +
+                       " relative, within the checks' thresholds"
+      : same_at_node ? "the slip writes what the right VJP would at " + node + " (the gradient it acts on is 0 there)"
+                     : "its changes at " + node + " cancel before they reach an input";
+  for (const std::string& w : warnings)
+    why += "; " + w;
+  return why;
+}
+
 } // namespace
 
+/// `tapegrad bugs FILE`: every fault that applies to the file's graph, at each node it applies to.
+int run_bugs_file(const BugsCommand& cmd, std::ostream& out);
+
 int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
+  if (!cmd.file.empty()) return run_bugs_file(cmd, out);
   MpfrDigits digits(reference_digits);
-  // Fault 7 runs backward twice on purpose: its warning is expected, so only errors are logged meanwhile.
-  const spdlog::level::level_enum level = spdlog::get_level();
-  spdlog::set_level(spdlog::level::err);
-  struct Restore {
-    spdlog::level::level_enum level;
-    ~Restore() { spdlog::set_level(level); }
-  } restore{level};
+  const QuietLog quiet;
   const Case ex1{"example 1 (diagonal)", chapter::example1<T>()};
   const Case asym{"asymmetric (seed 7, T,D,d,r = 3,4,3,2)", random_attention<T>(7, 3, 4, 3, 2)};
   AttentionInputs<T> sat_in = chapter::example1<T>();
@@ -216,45 +338,9 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
       {10, "wrong softmax VJP (x2) at a saturated point", Fault::saturated_wrong_vjp, {}, 1, {saturated, ex1}},
   };
 
-  std::vector<Row> rows;
-  nlohmann::ordered_json fault_json = nlohmann::ordered_json::array();
-  int caught_count = 0, mutants = 0;
+  Catalogue table;
+  std::vector<Row>& rows = table.rows;
   std::vector<std::string> notes;
-  // One fault's entry: what caught it at any of its points, the other checkers' verdicts at its first point
-  // (the one the row is about: fault 10's saturated point), and every point.
-  const auto add_fault = [&](int id, const std::string& name, const std::string& graph, const std::string& injected_at,
-                             std::span<const Row> points, bool caught) {
-    std::set<std::string> caught_by, nodes;
-    double worst = 0;
-    nlohmann::ordered_json per_point = nlohmann::ordered_json::array();
-    for (const Row& r : points) {
-      caught_by.insert(r.caught_by.begin(), r.caught_by.end());
-      nodes.insert(r.nodes.begin(), r.nodes.end());
-      worst = std::max(worst, r.worst);
-      per_point.push_back({{"point", r.input},
-                           {"caught_by", std::vector<std::string>(r.caught_by.begin(), r.caught_by.end())},
-                           {"gradcheck_catches", r.verdicts.gradcheck_catches},
-                           {"gradcheck_fast_catches", r.verdicts.gradcheck_fast_catches},
-                           {"check_grads_catches", r.verdicts.check_grads_catches},
-                           {"gradcheck_worst", r.verdicts.gradcheck_worst}});
-    }
-    ++mutants;
-    caught_count += caught;
-    const OtherCheckerVerdicts& first = points.front().verdicts;
-    fault_json.push_back(
-        {{"id", id},
-         {"name", name},
-         {"graph", graph},
-         {"injected_at", injected_at},
-         {"caught", caught},
-         {"caught_by", std::vector<std::string>(caught_by.begin(), caught_by.end())},
-         {"node", nodes.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(join(nodes))},
-         {"max_rel_error", sci(worst)},
-         {"gradcheck_catches", first.gradcheck_catches},
-         {"gradcheck_fast_catches", first.gradcheck_fast_catches},
-         {"check_grads_catches", first.check_grads_catches},
-         {"points", std::move(per_point)}});
-  };
   for (const FaultDef& f : faults) {
     const std::size_t begin = rows.size();
     bool caught = false;
@@ -282,7 +368,7 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
                       " it at the unsaturated one; the saturation guard " + (flagged ? "flags" : "does NOT flag") +
                       " the saturated point. tapegrad's per-input relative check catches it even there.");
     }
-    add_fault(f.id, f.name, "the chapter's attention", "", std::span<const Row>(rows).subspan(begin), caught);
+    table.add(f.id, f.name, "the chapter's attention", "", begin, caught);
   }
   // The op faults: each at every node of its op, in every host graph, where it changes something; by fault.
   std::vector<FileGraph<T>> hosts;
@@ -291,13 +377,13 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
   std::vector<std::pair<const FileGraph<T>*, FaultSite>> sites;
   for (const FileGraph<T>& graph : hosts)
     for (const FaultSite& site : fault_sites(graph))
-      sites.emplace_back(&graph, site);
+      if (site.invisible.empty()) sites.emplace_back(&graph, site);
   std::stable_sort(sites.begin(), sites.end(),
                    [](const auto& a, const auto& b) { return a.second.fault->id < b.second.fault->id; });
   for (const auto& [graph, site] : sites) {
     rows.push_back(run_op_fault(*graph, site));
-    add_fault(site.fault->id, std::string(site.fault->name), graph->spec().file, site.name,
-              std::span<const Row>(&rows.back(), 1), !rows.back().caught_by.empty());
+    table.add(site.fault->id, std::string(site.fault->name), graph->spec().file, site.name, rows.size() - 1,
+              !rows.back().caught_by.empty());
   }
 
   // Demonstration 8: a correct local dQ compared with a difference quotient of a DIFFERENT function (one that
@@ -345,41 +431,18 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
          {"shown", shown}});
   }
 
-  const int total = mutants;
   bool demos_ok = true;
   for (const auto& d : demos)
     demos_ok = demos_ok && d["shown"].get<bool>();
-  const std::string score = std::to_string(caught_count) + "/" + std::to_string(total);
   if (cmd.format == "json") {
-    const nlohmann::ordered_json doc{{"faults", fault_json}, {"mutation_score", score}, {"demonstrations", demos}};
+    const nlohmann::ordered_json doc{
+        {"faults", table.faults}, {"mutation_score", table.score()}, {"demonstrations", demos}};
     out << doc.dump(2) << "\n";
   } else {
-    out << "tapegrad bugs: each classic gradient fault switched on, and which checks catch it\n"
-        << "(engine double; finite differences in " << reference_digits
-        << " digits; thresholds as in tapegrad check). The columns gc, fast and jax say whether the criteria of\n"
-        << "PyTorch's gradcheck (double, eps 1e-6, atol 1e-5, rtol 1e-3), its fast mode (one random projection per "
-           "input)\n"
-        << "and JAX's check_grads (eps 1e-4, one random direction, tolerance 1e-5), applied by tapegrad at the same "
-           "point\n"
-        << "to the same gradient, would catch it (projections seeded " << projection_seed << ").\n\n"
-        << std::left << std::setw(4) << "id" << std::setw(70) << "fault" << std::setw(52) << "point" << std::setw(10)
-        << "worst rel" << std::setw(6) << "gc" << std::setw(6) << "fast" << std::setw(6) << "jax"
-        << "caught by (node named by the per-node check)\n";
-    const auto yes = [](bool b) { return b ? "catch" : "miss"; };
-    for (const Row& r : rows)
-      out << std::setw(4) << r.id << std::setw(70) << r.fault << std::setw(52) << r.input << std::setw(10)
-          << sci(r.worst) << std::setw(6) << yes(r.verdicts.gradcheck_catches) << std::setw(6)
-          << yes(r.verdicts.gradcheck_fast_catches) << std::setw(6) << yes(r.verdicts.check_grads_catches)
-          << join(r.caught_by) << (r.nodes.empty() ? "" : " [node " + join(r.nodes) + "]") << "\n";
-    out << "\n";
+    out << "tapegrad bugs: each classic gradient fault switched on, and which checks catch it\n";
+    table.print_table(out);
     for (const std::string& n : notes)
       out << n << "\n";
-    for (const Row& r : rows)
-      if (r.id > 10 && !r.caught_by.empty() && !r.verdicts.gradcheck_catches)
-        out << "fault " << r.id << " at " << r.input << ": tapegrad catches it (worst rel " << sci(r.worst) << " > "
-            << r.threshold << ") where gradcheck's criteria pass it: " << r.verdicts.gradcheck_worst
-            << ", inside its rtol of 1e-3" << (r.verdicts.check_grads_catches ? " (check_grads' 1e-5 is not)" : "")
-            << ".\n";
     out << "faults 3 and 5: the forward itself is wrong and the backward right for it, so no check of the gradient "
            "against\ndifferences of the same forward (ours, gradcheck's, check_grads') can see them; the hand-written "
            "forward and\ngradient and the invariants do.\n";
@@ -390,10 +453,99 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
     for (const auto& d : demos)
       out << "  " << d["id"].get<int>() << ". " << d["name"].get<std::string>() << ": "
           << d["outcome"].get<std::string>() << (d["shown"].get<bool>() ? "" : " [NOT SHOWN]") << "\n";
-    out << "\nmutation score " << score
+    out << "\nmutation score " << table.score()
         << " (faults 1-7 and 10 on the attention; 11-20 at every node of their op, in every graph they change)\n";
   }
-  return caught_count == total && demos_ok ? 0 : 1;
+  return table.caught == table.mutants && demos_ok ? 0 : 1;
+}
+
+int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
+  const GraphSpec spec = read_graph_file(cmd.file);
+  MpfrDigits digits(reference_digits);
+  const QuietLog quiet;
+  const FileGraph<T> graph(spec);
+  Tape<T> tape;
+  const std::vector<Var<T>> all = graph.record(tape, graph.record_inputs(tape));
+  tape.backward(graph.output_of(all)); // the right gradients, every node's
+  const std::size_t inputs = graph.inputs().size();
+  // The point's poor-test-point warnings, for the mutants no check catches.
+  std::vector<std::string> warnings;
+  {
+    CheckOptions opt;
+    opt.reference_digits = reference_digits;
+    for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, R>(opt))))
+      warnings.push_back(std::move(w));
+    for (std::string& w : kink_warnings(tape, static_cast<T>(kink_reach<R>())))
+      warnings.push_back(std::move(w));
+  }
+  Catalogue table;
+  // A mutant's row; `faulty` is its graph recorded on a tape and swept, `acted` as for why_uncaught.
+  const auto add = [&](Row row, int id, const std::string& name, const std::string& at, Tape<T>& faulty,
+                       const std::vector<std::size_t>& acted) {
+    const bool caught = !row.caught_by.empty();
+    table.rows.push_back(std::move(row));
+    table.add(id, name, spec.file, at, table.rows.size() - 1, caught,
+              caught ? std::string() : why_uncaught(tape, faulty, inputs, acted, at, warnings));
+  };
+  // The overwrite fault at every input and node with more than one consumer, in file order.
+  std::map<std::string, int> consumers;
+  for (const NodeSpec& n : spec.nodes)
+    for (const std::string& a : n.args)
+      ++consumers[a];
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::string& name = i < inputs ? graph.names()[i] : spec.nodes[i - inputs].name;
+    if (consumers[name] < 2) continue;
+    assert(all[i].index() == i && "every input and node of a file is one tape node");
+    Tape<T> faulty(TapeOptions{.overwrite_fault_node = i});
+    faulty.backward(graph(faulty, graph.record_inputs(faulty)));
+    add(run_overwrite(graph, i, name), 1, "overwrite on fan-out (a VJP assigns)", name, faulty, {i});
+  }
+  // Each op fault at every node of its op; where its slip changes nothing at this point, why.
+  nlohmann::ordered_json invisible = nlohmann::ordered_json::array();
+  std::vector<std::string> invisible_lines;
+  for (const FaultSite& site : fault_sites(graph)) {
+    if (!site.invisible.empty()) {
+      invisible.push_back(
+          {{"id", site.fault->id}, {"name", site.fault->name}, {"injected_at", site.name}, {"why", site.invisible}});
+      invisible_lines.push_back("  " + std::to_string(site.fault->id) + " " + std::string(site.fault->name) + " at " +
+                                site.name + ": " + site.invisible);
+      continue;
+    }
+    const FaultyFileGraph<T> mutant(graph, site.node, site.fault->id);
+    Tape<T> faulty;
+    std::vector<Var<T>> in = graph.record_inputs(faulty);
+    faulty.backward(mutant(faulty, in));
+    add(run_op_fault(graph, site), site.fault->id, std::string(site.fault->name), site.name, faulty,
+        tape.node(inputs + site.node).parents);
+  }
+  if (cmd.format == "json") {
+    const nlohmann::ordered_json doc{{"graph", spec.file},
+                                     {"faults", table.faults},
+                                     {"mutation_score", table.score()},
+                                     {"not_injected", std::move(invisible)},
+                                     {"warnings", warnings}};
+    out << doc.dump(2) << "\n";
+  } else {
+    out << "tapegrad bugs " << spec.file
+        << ": each fault that applies to this graph injected in turn (the overwrite fault at every value with more "
+           "than one\nconsumer, each op's classic slip at each node of that op), and which checks catch it\n";
+    table.print_table(out);
+    out << "not injected (the slip changes nothing at this point):\n";
+    if (invisible_lines.empty()) out << "  none\n";
+    for (const std::string& l : invisible_lines)
+      out << l << "\n";
+    out << "caught by no check:\n";
+    int uncaught = 0;
+    for (const auto& f : table.faults)
+      if (!f["caught"].get<bool>()) {
+        ++uncaught;
+        out << "  " << f["id"].get<int>() << " " << f["name"].get<std::string>() << " at "
+            << f["injected_at"].get<std::string>() << ": " << f["why"].get<std::string>() << "\n";
+      }
+    if (uncaught == 0) out << "  none\n";
+    out << "\nmutation score " << table.score() << " on " << spec.file << "\n";
+  }
+  return table.caught == table.mutants ? 0 : 1;
 }
 
 } // namespace tapegrad::app

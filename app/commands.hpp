@@ -79,8 +79,9 @@ struct OpsCommand {
 };
 int run_ops_command(const OpsCommand& cmd, std::ostream& out);
 
-/// `tapegrad bugs`.
+/// `tapegrad bugs [FILE]`.
 struct BugsCommand {
+  std::string file; ///< a graph file to inject the faults into; empty: the built-in catalogue
   std::string format = "text";
 };
 int run_bugs_command(const BugsCommand& cmd, std::ostream& out);

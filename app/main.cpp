@@ -122,7 +122,11 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
 
 CLI::App* add_bugs_command(CLI::App& cli, BugsCommand& cmd) {
   CLI::App* sub = cli.add_subcommand(
-      "bugs", "Switch on each classic gradient fault and show which checks catch it (exit 0 only when all are caught)");
+      "bugs", "Switch on each classic gradient fault and show which checks catch it, and whether PyTorch's "
+              "gradcheck and JAX's check_grads would (exit 0 only when all are caught)");
+  sub->add_option("FILE", cmd.file,
+                  "A graph file: inject every fault that applies to its graph (the overwrite fault at each value with "
+                  "more than one consumer, each op's slip at each node of that op) and print the mutation score");
   sub->add_option("--format", cmd.format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

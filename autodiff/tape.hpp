@@ -20,6 +20,7 @@
 #include <deque>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -105,6 +106,9 @@ struct TapeOptions {
   /// FAULT INJECTION, for demonstrations only (`tapegrad bugs`): every VJP ASSIGNS into its parents' adjoints
   /// instead of adding, so a value used by several nodes keeps only the last contribution.
   bool inject_overwrite_fault = false;
+  /// FAULT INJECTION, the same for one node only (`tapegrad bugs FILE`): the VJPs ASSIGN into the adjoint of the
+  /// node at this tape index, add into every other. Off (the default) when no node has this index.
+  std::size_t overwrite_fault_node = std::numeric_limits<std::size_t>::max();
   /// Anomaly mode: every value is checked as it is recorded and every gradient as a VJP makes it; the first
   /// NaN or infinity throws AnomalyError naming the node (op, label, shape), its parents and the coordinate.
   /// -inf is allowed only in values of nodes recorded as masks (their -inf is the point). Off by default;
@@ -319,7 +323,7 @@ private:
     assert(contribution.rows() == n.value.rows() && contribution.cols() == n.value.cols());
     // noalias: a contribution is made from the child's adjoint and the operands' values, never from this
     // node's own adjoint, so Eigen may evaluate a product straight into it (no temporary, no copy).
-    if (!n.has_adjoint || options_.inject_overwrite_fault)
+    if (!n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node)
       n.adjoint.noalias() = contribution;
     else
       n.adjoint.noalias() += contribution;
@@ -328,7 +332,7 @@ private:
   }
   template <class Fill> void accumulate_with(std::size_t i, Fill&& fill) {
     Node& n = nodes_[i];
-    if (!n.has_adjoint || options_.inject_overwrite_fault) {
+    if (!n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node) {
       n.adjoint.resize(n.value.rows(), n.value.cols());
       fill(n.adjoint);
     } else {

@@ -69,9 +69,10 @@ struct BiasGradientOneRowFault {
   static constexpr OpFaultInfo fault{11, "broadcast bias gradient taken from row 0, not summed over the batch",
                                      &AddOp::info, "db = grad.row(0) instead of sum over rows of grad", "burn#181"};
   static constexpr OpInfo info = detail::faulty_op(AddOp::info, "Add (bias from row 0)", "a + b; db = grad.row(0)");
-  /// Where an operand has one row and the other more.
-  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) {
-    return (in[0].rows() == 1) != (in[1].rows() == 1);
+  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
+    if ((in[0].rows() == 1) != (in[1].rows() == 1)) return {};
+    return "no operand is broadcast over rows (" + shape_string(in[0].rows(), in[0].cols()) + " and " +
+           shape_string(in[1].rows(), in[1].cols()) + ")";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<BiasGradientOneRowFault>(in, p, std::move(label), [](Backprop<T>& bp) {
@@ -98,9 +99,10 @@ struct MeanWrongCountFault {
   static constexpr OpFaultInfo fault{12, "mean's backward divided by the wrong count", &MeanOp::info,
                                      "da = grad / n (columns) instead of grad / N (entries averaged)", "cTensor#24"};
   static constexpr OpInfo info = detail::faulty_op(MeanOp::info, "Mean (wrong count)", "mean; da = grad / cols");
-  /// Unless the entries each result entry averages are exactly the columns (axis 1, or one row).
-  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>& p) {
-    return reduced_count(in[0], p) != in[0].cols();
+  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>& p) {
+    if (reduced_count(in[0], p) != in[0].cols()) return {};
+    return "each result entry averages exactly the " + std::to_string(in[0].cols()) +
+           " columns of a row, so dividing by the columns is right here";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<MeanWrongCountFault>(in, p, std::move(label), [](Backprop<T>& bp) {
@@ -119,7 +121,9 @@ struct LayerNormConstantStatisticsFault {
                                      "a common hand-written layer_norm slip"};
   static constexpr OpInfo info =
       detail::faulty_op(LayerNormOp::info, "LayerNorm (constant statistics)", "layer_norm; dx = g / s");
-  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) { return in[0].cols() > 1; }
+  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
+    return in[0].cols() > 1 ? std::string() : "rows of one entry: their result is 0 whatever the statistics";
+  }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     const T eps = p.number("eps");
     return detail::record_fault<LayerNormConstantStatisticsFault>(in, p, std::move(label), [eps](Backprop<T>& bp) {
@@ -139,7 +143,7 @@ struct LogSoftmaxNoSoftmaxTermFault {
   static constexpr OpFaultInfo fault{14, "log_softmax backward without its softmax term", &LogSoftmaxOp::info,
                                      "da = g instead of g - softmax(a) sum_k g_k", "a common hand-written slip"};
   static constexpr OpInfo info = detail::faulty_op(LogSoftmaxOp::info, "LogSoftmax (no softmax term)", "da = g");
-  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<LogSoftmaxNoSoftmaxTermFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       Matrix<T> d = bp.grad();
@@ -156,7 +160,7 @@ struct SigmoidDerivativeAsSFault {
   static constexpr OpFaultInfo fault{15, "sigmoid backward as s instead of s (1 - s)", &SigmoidOp::info,
                                      "da = g s instead of g s (1 - s)", "a common hand-written slip"};
   static constexpr OpInfo info = detail::faulty_op(SigmoidOp::info, "Sigmoid (derivative s)", "da = g s");
-  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<SigmoidDerivativeAsSFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       bp.accumulate(0, Matrix<T>(bp.grad().cwiseProduct(bp.result())));
@@ -170,9 +174,9 @@ struct ReluGradientEverywhereFault {
   static constexpr OpFaultInfo fault{16, "relu passing the gradient where x <= 0", &ReluOp::info,
                                      "da = g everywhere instead of g where x > 0", "a common hand-written slip"};
   static constexpr OpInfo info = detail::faulty_op(ReluOp::info, "Relu (passes x <= 0)", "da = g");
-  /// Where an entry is < 0 (at 0 itself the kink guard takes over).
-  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) {
-    return (in[0].array() < T(0)).any();
+  /// Visible where an entry is < 0 (at 0 itself the kink guard takes over).
+  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
+    return (in[0].array() < T(0)).any() ? std::string() : "no entry of its operand is below 0";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<ReluGradientEverywhereFault>(in, p, std::move(label),
@@ -189,7 +193,7 @@ struct GeluTanhBackwardFault {
       "da = g d/dx[x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))] instead of g (Phi(x) + x phi(x))",
       "frameworks with both gelu variants"};
   static constexpr OpInfo info = detail::faulty_op(GeluOp::info, "Gelu (tanh backward)", "da = g gelu_tanh'(x)");
-  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<GeluTanhBackwardFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       using std::sqrt;
@@ -205,14 +209,16 @@ struct GeluTanhBackwardFault {
   }
 };
 
-/// dropout's VJP applies a mask drawn afresh (seed + 1) instead of the forward's (pytorch#193671).
+/// dropout's VJP uses a mask drawn afresh (seed + 1) instead of the forward's (pytorch#193671).
 struct DropoutFreshMaskFault {
   using Op = DropoutOp;
   static constexpr OpFaultInfo fault{18, "dropout VJP drawing a fresh mask", &DropoutOp::info,
                                      "da = g * mask(seed + 1) / (1 - p) instead of the forward's mask",
                                      "pytorch#193671"};
   static constexpr OpInfo info = detail::faulty_op(DropoutOp::info, "Dropout (fresh mask)", "da = g * new mask");
-  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>& p) { return p.number("p") > T(0); }
+  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>& p) {
+    return p.number("p") > T(0) ? std::string() : "p = 0: no entry is dropped";
+  }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     const DropoutMask fresh = dropout_mask(in[0].rows(), in[0].cols(), std::strtod(p.number_text("p").c_str(), nullptr),
                                            static_cast<std::uint64_t>(p.integer("seed")) + 1);
@@ -235,7 +241,7 @@ struct FusedSilentZeroFault {
   static constexpr OpFaultInfo fault{19, "fused op without a backward: a silent zero gradient", &CrossEntropyOp::info,
                                      "the VJP adds nothing (the logits' gradient stays 0)", "candle#3613"};
   static constexpr OpInfo info = detail::faulty_op(CrossEntropyOp::info, "CrossEntropy (no VJP)", "no VJP");
-  template <Real T> static bool applies(std::span<const Matrix<T>>, const Params<T>&) { return true; }
+  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<FusedSilentZeroFault>(in, p, std::move(label), [](Backprop<T>&) {});
   }
@@ -251,11 +257,11 @@ struct NaiveMaskedSoftmaxFault {
       "exp(x - max) / sum on a row of -inf (NaN) instead of zeros with zero gradient", "pytorch#41508"};
   static constexpr OpInfo info =
       detail::faulty_op(SoftmaxRowsOp::info, "SoftmaxRows (naive)", "exp(x - max) / sum, NaN on a masked row");
-  /// Where a row is entirely -inf (elsewhere it is the right softmax).
-  template <Real T> static bool applies(std::span<const Matrix<T>> in, const Params<T>&) {
+  /// Visible where a row is entirely -inf (elsewhere it is the right softmax).
+  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
     for (Eigen::Index i = 0; i < in[0].rows(); ++i)
-      if ((in[0].row(i).array() == -infinity<T>()).all()) return true;
-    return false;
+      if ((in[0].row(i).array() == -infinity<T>()).all()) return {};
+    return "no row of its operand is entirely -inf (there it is the right softmax)";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
     Tape<T>& tape = common_tape(info, in);
@@ -304,16 +310,18 @@ using OpFaults =
                 LogSoftmaxNoSoftmaxTermFault, SigmoidDerivativeAsSFault, ReluGradientEverywhereFault,
                 GeluTanhBackwardFault, DropoutFreshMaskFault, FusedSilentZeroFault, NaiveMaskedSoftmaxFault>;
 
-/// Where a fault can be injected into a graph: at node `node` (0-based among the nodes, named `name`), fault `fault`.
+/// Where a fault can be injected into a graph: at node `node` (0-based among the nodes, named `name`), fault
+/// `fault`; `invisible` says why the slip changes nothing there at the graph's point, and is empty when it can.
 struct FaultSite {
   const OpFaultInfo* fault;
   std::size_t node;
   std::string name;
+  std::string invisible;
 };
 
-/// Every (op fault, node) of `graph` where the fault's op is the node's and the slip changes something at the
-/// graph's point (the fault's applies(): a bias broadcast over rows, an entry of relu's operand below 0, a row of
-/// -inf for the naive softmax, ...), in node order and, per node, in OpFaults order.
+/// Every (op fault, node) of `graph` where the fault's op is the node's, in node order and, per node, in OpFaults
+/// order, each with the fault's invisible(): why its slip changes nothing at the graph's point (no bias broadcast
+/// over rows, no entry of relu's operand below 0, no row of -inf for the naive softmax, ...), or empty.
 template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) {
   Tape<T> tape;
   const std::vector<Var<T>> all = graph.record(tape, graph.record_inputs(tape));
@@ -324,8 +332,9 @@ template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) 
     for (const std::string& arg : n.args)
       operands.push_back(all[graph.index_of(arg)].value());
     OpFaults::for_each([&]<class F>() {
-      if (F::fault.op == n.info && F::applies(std::span<const Matrix<T>>(operands), graph.node_params(k)))
-        sites.push_back({&F::fault, k, n.name});
+      if (F::fault.op == n.info)
+        sites.push_back(
+            {&F::fault, k, n.name, F::invisible(std::span<const Matrix<T>>(operands), graph.node_params(k))});
     });
   }
   return sites;

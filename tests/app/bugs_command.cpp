@@ -5,10 +5,16 @@
 
 #include <tapegrad/graph/verification/op_faults.hpp>
 
+#include <tapegrad/autodiff/error.hpp>
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <source_dir.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 TEST_CASE("bugs: every fault caught, nodes named, demonstrations shown") {
@@ -57,4 +63,96 @@ TEST_CASE("bugs: every fault caught, nodes named, demonstrations shown") {
   REQUIRE(doc.at("demonstrations").size() == 2);
   for (const auto& d : doc.at("demonstrations"))
     CHECK(d.at("shown") == true);
+}
+
+namespace {
+
+std::string temp_graph(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("tapegrad-bugs-" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+nlohmann::json bugs_file(const std::string& file, int expected_rc) {
+  std::ostringstream out;
+  tapegrad::app::BugsCommand cmd;
+  cmd.file = file;
+  cmd.format = "json";
+  CHECK(tapegrad::app::run_bugs_command(cmd, out) == expected_rc);
+  return nlohmann::json::parse(out.str());
+}
+
+} // namespace
+
+TEST_CASE("bugs FILE: every fault that applies to the classifier, at each node it applies to, is caught") {
+  const std::string file = std::string(tapegrad_source_dir) + "/examples/graphs/mlp_classifier.json";
+  const nlohmann::json doc = bugs_file(file, 0);
+  std::set<std::pair<int, std::string>> injected;
+  for (const auto& f : doc.at("faults")) {
+    injected.insert({f.at("id").get<int>(), f.at("injected_at").get<std::string>()});
+    CHECK(f.at("graph") == file);
+    CHECK(f.at("caught") == true);
+  }
+  // The overwrite fault at H (read by relu, gelu and sigmoid) and L (by cross_entropy and log_softmax); each op's
+  // slip at its node, the bias fault at both biases.
+  const std::set<std::pair<int, std::string>> expected{{1, "H"},  {1, "L"},  {11, "H"},  {11, "L"},
+                                                       {12, "M"}, {13, "N"}, {14, "LS"}, {15, "S"},
+                                                       {16, "R"}, {17, "E"}, {18, "D"},  {19, "CE"}};
+  CHECK(injected == expected);
+  CHECK(doc.at("mutation_score") == std::to_string(expected.size()) + "/" + std::to_string(expected.size()));
+  // RE = R + E adds two 4x5 values: no bias there, so the bias fault is not injected, and says why.
+  bool re_listed = false;
+  for (const auto& n : doc.at("not_injected"))
+    re_listed = re_listed || (n.at("id") == 11 && n.at("injected_at") == "RE" &&
+                              n.at("why").get<std::string>().find("no operand is broadcast") != std::string::npos);
+  CHECK(re_listed);
+}
+
+TEST_CASE("bugs FILE: relu's slip where no gradient reaches it: only the per-node check, with its own seeds, sees it") {
+  // relu passing the gradient where x <= 0 adds, at x = -2, the gradient reaching it there: Z's 0. The graph's
+  // gradients are right, so every check of them (ours and the other tools') passes; the per-node check drives
+  // the VJP with a random upstream gradient and names R.
+  const std::string file = temp_graph("relu_blind.json", R"({
+    "inputs": {"X": [[1, -2]], "Z": [[3, 0]]},
+    "nodes": [{"name": "R", "op": "relu", "args": ["X"]},
+              {"name": "P", "op": "mul", "args": ["R", "Z"]},
+              {"name": "J", "op": "sum", "args": ["P"]}],
+    "output": "J"})");
+  const nlohmann::json doc = bugs_file(file, 0);
+  REQUIRE(doc.at("faults").size() == 1);
+  const auto& f = doc.at("faults").at(0);
+  CHECK(f.at("id") == 16);
+  CHECK(f.at("caught") == true);
+  CHECK(f.at("caught_by") == nlohmann::json::array({"per-node check"}));
+  CHECK(f.at("node") == "R");
+  CHECK(f.at("gradcheck_catches") == false);
+  CHECK(f.at("check_grads_catches") == false);
+}
+
+TEST_CASE("bugs FILE: a slip no check can see at this point is not caught, says why, and the score says so") {
+  // X feeds E (first) and P = X * Z with Z = 0 (second): the sweep adds P's zero contribution into dX first, then
+  // E's; an overwrite keeps E's, which is the whole gradient here.
+  const std::string file = temp_graph("overwrite_blind.json", R"({
+    "inputs": {"X": [[1, -2]], "Z": [[0, 0]]},
+    "nodes": [{"name": "E", "op": "exp", "args": ["X"]},
+              {"name": "P", "op": "mul", "args": ["X", "Z"]},
+              {"name": "S", "op": "add", "args": ["E", "P"]},
+              {"name": "J", "op": "sum", "args": ["S"]}],
+    "output": "J"})");
+  const nlohmann::json doc = bugs_file(file, 1);
+  REQUIRE(doc.at("faults").size() == 1);
+  const auto& f = doc.at("faults").at(0);
+  CHECK(f.at("id") == 1);
+  CHECK(f.at("injected_at") == "X");
+  CHECK(f.at("caught") == false);
+  CHECK(f.at("why").get<std::string>().find("the slip writes what the right VJP would at X") == 0);
+  CHECK(doc.at("mutation_score") == "0/1");
+}
+
+TEST_CASE("bugs FILE: a file that is not a graph is a user error") {
+  std::ostringstream out;
+  tapegrad::app::BugsCommand cmd;
+  cmd.file = temp_graph("not_a_graph.json", "{\"inputs\": {}}");
+  CHECK_THROWS_AS(tapegrad::app::run_bugs_command(cmd, out), tapegrad::Error);
+  CHECK(out.str().empty());
 }
