@@ -488,13 +488,7 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
               caught ? std::string() : why_uncaught(tape, faulty, inputs, acted, at, warnings));
   };
   // The overwrite fault at every input and node with more than one consumer, in file order.
-  std::map<std::string, int> consumers;
-  for (const NodeSpec& n : spec.nodes)
-    for (const std::string& a : n.args)
-      ++consumers[a];
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const std::string& name = i < inputs ? graph.names()[i] : spec.nodes[i - inputs].name;
-    if (consumers[name] < 2) continue;
+  for (const auto& [i, name] : fan_out_values(spec)) {
     assert(all[i].index() == i && "every input and node of a file is one tape node");
     Tape<T> faulty(TapeOptions{.overwrite_fault_node = i});
     faulty.backward(graph(faulty, graph.record_inputs(faulty)));

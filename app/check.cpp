@@ -126,7 +126,8 @@ void print_text(std::ostream& out, const std::vector<Run>& runs, const CheckRepo
   if (const CheckResult* w = worst_pair(report))
     out << "worst pair (" << cmd.jacobian << " entry, input entry): " << pair_name(*w, cmd.file) << " [engine "
         << w->engine_precision << "], tape vs finite differences rel " << w->max_rel_error
-        << (w->passed ? " (passed)" : " (FAILED)") << "\n";
+        << (w->passed ? " <= " : " > ") << w->threshold << (w->passed ? " (passed)" : " (FAILED)")
+        << "; rel is relative to the largest reference entry of that entry's gradient of the input\n";
   else
     out << "worst pair: none compared (--directional checks random projections, not pairs)\n";
 }

@@ -70,6 +70,8 @@ int run_hessian_command(const HessianCommand& cmd, std::ostream& out);
 struct DotCommand {
   std::string file, precision = "double";
   bool values = false, grads = false, check = false;
+  int fault = 0;  ///< a fault of `tapegrad bugs` to inject (1, or 11 and up); 0: none
+  std::string at; ///< where: a node (or, for fault 1, an input); empty: the first place it can show
 };
 int run_dot_command(const DotCommand& cmd, std::ostream& out);
 

@@ -1,5 +1,6 @@
 #pragma once
 // Definitions of the engine-precision work; included once per engine type by engine_<type>.cpp.
+#include "dot_writer.hpp"
 #include "engine.hpp"
 
 #include <tapegrad/autodiff/check/hessian.hpp>
@@ -315,19 +316,6 @@ template <Real T> CheckReport run_check_hessian(const GraphSpec& spec, unsigned 
   return check_hessian_reference(graph.template lifted<mpfr_real>(), convert<mpfr_real>(H), tol, name);
 }
 
-/// DOT string literal contents: quotes and backslashes escaped, line breaks as \n.
-inline std::string dot_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n')
-      out += "\\l";
-    else
-      out += c;
-  }
-  return out;
-}
-
 template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args) {
   const FileGraph<T> graph(spec);
   Tape<T> tape;
@@ -335,7 +323,6 @@ template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args
   tape.backward(graph.output_of(all));
   std::map<std::size_t, bool> verdict; // node index -> every per-node check passed
   if (args.check) {
-    const T engine_tol = engine_tolerance<T>();
     const unsigned digits = static_cast<unsigned>(std::max(50, 2 * digits10<T>()));
     MpfrDigits scope(digits);
     Tape<mpfr_real> reference;
@@ -343,32 +330,9 @@ template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args
     for (std::size_t k = 0; k < graph.inputs().size(); ++k)
       in.push_back(reference.input(convert<mpfr_real>(graph.inputs()[k]), graph.names()[k]));
     graph.record(reference, in);
-    const CheckReport r = node_check(tape, reference, args.seed, fd_threshold<T, mpfr_real>(engine_tol));
-    for (const CheckResult& c : r.checks)
-      if (c.node >= 0) {
-        const auto i = static_cast<std::size_t>(c.node);
-        verdict[i] = (verdict.count(i) ? verdict[i] : true) && c.passed;
-      }
+    verdict = node_verdicts(tape, reference, args.seed);
   }
-  std::ostringstream out;
-  out << "digraph tapegrad {\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (std::size_t i = 0; i < tape.size(); ++i) {
-    const auto& n = tape.node(i);
-    std::string label =
-        tape.node_name(i) + "\n" + std::string(n.op->node) + " " + shape_string(n.value.rows(), n.value.cols());
-    if (args.values) label += "\nvalue\n" + format_matrix(n.value, 6);
-    if (args.grads) label += "\ngradient\n" + format_matrix(tape.grad(tape.var(i)), 6);
-    out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
-    if (n.is_input())
-      out << ", style=filled, fillcolor=\"gray90\"";
-    else if (verdict.count(i))
-      out << ", style=filled, fillcolor=\"" << (verdict[i] ? "palegreen" : "lightcoral") << "\"";
-    out << "];\n";
-    for (std::size_t p : n.parents)
-      out << "  n" << p << " -> n" << i << ";\n";
-  }
-  out << "}\n";
-  return out.str();
+  return tape_dot(tape, verdict, args.values, args.grads);
 }
 
 } // namespace tapegrad::app

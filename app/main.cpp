@@ -18,6 +18,13 @@
 namespace tapegrad::app {
 namespace {
 
+/// A NODE argument: a name, never empty (an empty one would read as "not given").
+const CLI::Validator node_name(
+    [](const std::string& s) {
+      return s.empty() ? std::string("give a node's name, not an empty one") : std::string();
+    },
+    "NODE");
+
 CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
   CLI::App* sub = cli.add_subcommand(
       "check", "Check attention's gradients three ways (tape, hand-written, high-precision finite differences), "
@@ -54,7 +61,8 @@ CLI::App* add_check_command(CLI::App& cli, CheckCommand& cmd) {
       ->capture_default_str();
   sub->add_option("--jacobian", cmd.jacobian,
                   "With FILE: check the Jacobian of this node (of any shape) instead of the output's gradient: "
-                  "every (node entry, input entry) pair, one backward sweep per node entry; names the worst pair");
+                  "every (node entry, input entry) pair, one backward sweep per node entry; names the worst pair")
+      ->check(node_name);
   sub->add_flag("--detect-anomaly", cmd.detect_anomaly,
                 "Anomaly mode for the engine's tapes: the first NaN or infinity in a value or gradient is an error "
                 "naming the node");
@@ -110,7 +118,8 @@ CLI::App* add_grad_command(CLI::App& cli, GradCommand& cmd) {
   sub->add_flag("--all-nodes", cmd.all_nodes, "Also print every node's gradient (\"node_gradients\" in JSON)");
   sub->add_option("--jacobian", cmd.jacobian,
                   "Print this node's value and its Jacobian w.r.t. every input instead (\"jacobians\" in JSON: one "
-                  "row per node entry, one column per input entry, both row-major)");
+                  "row per node entry, one column per input entry, both row-major)")
+      ->check(node_name);
   sub->add_flag("--stats", cmd.stats, "Also print tape nodes, bytes in values and gradients, and peak memory");
   sub->add_flag("--audit", cmd.audit,
                 "Fan-out audit: nodes with more than one consumer and the gradient contributions summed into them");
@@ -162,6 +171,14 @@ CLI::App* add_dot_command(CLI::App& cli, DotCommand& cmd) {
   sub->add_flag("--values", cmd.values, "Show each node's value");
   sub->add_flag("--grads", cmd.grads, "Show each node's gradient");
   sub->add_flag("--check", cmd.check, "Colour each node by its per-node VJP check");
+  sub->add_option("--fault", cmd.fault,
+                  "Inject fault ID of 'tapegrad bugs' (1: overwrite on fan-out; 11 and up: an op's slip) at one node, "
+                  "drawn with a thick dashed border; with --check the node the per-node check blames is red")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--at", cmd.at,
+                  "With --fault: the node (or input, for fault 1) to inject it at; default: the "
+                  "first where it changes something")
+      ->check(node_name);
   return sub;
 }
 

@@ -51,7 +51,8 @@ inline std::string output_entry_name(Eigen::Index i, Eigen::Index j, const std::
 /// The check of a graph `f` whose output may be any m x n matrix: for each output entry, the graph followed by
 /// the slice of that entry (whose backward is f's, seeded with the entry's unit matrix) checked as any graph is
 /// (the tape against finite differences in R, dual numbers, every node's VJP), its checks' graph named
-/// output_entry_name(i, j, output). Every (output entry, input entry) pair is compared; worst_check() names the
+/// output_entry_name(i, j, output). Every (output entry, input entry) pair is compared (an entry that is not
+/// finite, a masked -inf, is skipped with a warning: its finite differences are NaN); worst_check() names the
 /// worst, worst_pair() the worst of the tape against finite differences.
 template <Real T, Real R, class F>
 CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
@@ -62,6 +63,11 @@ CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs, const std:
   for (Eigen::Index i = 0; i < out.rows(); ++i)
     for (Eigen::Index j = 0; j < out.cols(); ++j) {
       const std::string entry = output_entry_name(i, j, output);
+      if (!is_finite(out.value()(i, j))) { // a masked -inf: its differences are NaN, its derivative undefined
+        report.warnings.push_back(entry + " is " + to_string(out.value()(i, j), 6) +
+                                  ": not checked (finite differences of an infinite or NaN value are undefined)");
+        continue;
+      }
       const auto g = [f, i, j, entry](auto& tape, const auto& in) {
         return slice_cols(slice_rows(f(tape, in), static_cast<long>(i), 1), static_cast<long>(j), 1, entry);
       };
@@ -70,23 +76,25 @@ CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs, const std:
   return report;
 }
 
-/// The worst check of `report` (worse() in report.hpp: failures first, NaN first among them, then error over
-/// threshold; the first of equals); nullptr for an empty report.
-inline const CheckResult* worst_check(const CheckReport& report) {
+/// The worst check of `report` among those `take` accepts (worse() in report.hpp: failures first, NaN first
+/// among them, then error over threshold; the first of equals); nullptr when there is none.
+template <class Take> const CheckResult* worst_of(const CheckReport& report, Take take) {
   const CheckResult* worst = nullptr;
   for (const CheckResult& c : report.checks)
-    if (!worst || worse(c, *worst)) worst = &c;
+    if (take(c) && (!worst || worse(c, *worst))) worst = &c;
   return worst;
+}
+
+/// The worst check of `report`; nullptr for an empty report.
+inline const CheckResult* worst_check(const CheckReport& report) {
+  return worst_of(report, [](const CheckResult&) { return true; });
 }
 
 /// The worst (output entry, input entry) pair of a check_jacobian report: the worst of its checks of the tape
 /// against finite differences (its graph names the output entry, its input and worst index the input entry);
 /// nullptr when there is none.
 inline const CheckResult* worst_pair(const CheckReport& report) {
-  const CheckResult* worst = nullptr;
-  for (const CheckResult& c : report.checks)
-    if (c.kind == CheckKind::tape_vs_finite_differences && (!worst || worse(c, *worst))) worst = &c;
-  return worst;
+  return worst_of(report, [](const CheckResult& c) { return c.kind == CheckKind::tape_vs_finite_differences; });
 }
 
 } // namespace tapegrad

@@ -146,8 +146,10 @@ public:
     const FileGraph* graph_;
     std::size_t k_;
   };
-  /// The node named `name` as a graph function; GraphFileError when it is not a node (an input, or no name).
-  NodeFunction node_function(const std::string& name) const {
+  /// The node named `name` as a graph function, which must not outlive this graph (so not of a temporary one);
+  /// GraphFileError when it is not a node (an input, or no name).
+  NodeFunction node_function(const std::string& name) const&& = delete;
+  NodeFunction node_function(const std::string& name) const& {
     const std::size_t k = index_of(name);
     if (k < names_.size())
       throw GraphFileError(spec_.file + ": '" + name + "' is an input, not a node (a Jacobian is taken of a node)");

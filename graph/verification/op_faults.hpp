@@ -12,10 +12,12 @@
 #include <cassert>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tapegrad {
@@ -338,6 +340,27 @@ template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) 
     });
   }
   return sites;
+}
+
+/// The inputs and nodes of a graph file that more than one node reads (an operand given twice counts twice),
+/// as (position among inputs then nodes, which is the tape index when each is one tape node; name), in file
+/// order: where the overwrite fault (TapeOptions::overwrite_fault_node) can show.
+inline std::vector<std::pair<std::size_t, std::string>> fan_out_values(const GraphSpec& spec) {
+  std::map<std::string, int> consumers;
+  for (const NodeSpec& n : spec.nodes)
+    for (const std::string& a : n.args)
+      ++consumers[a];
+  std::vector<std::pair<std::size_t, std::string>> out;
+  std::size_t i = 0;
+  for (const auto& input : spec.inputs) {
+    if (consumers[input.first] > 1) out.emplace_back(i, input.first);
+    ++i;
+  }
+  for (const NodeSpec& n : spec.nodes) {
+    if (consumers[n.name] > 1) out.emplace_back(i, n.name);
+    ++i;
+  }
+  return out;
 }
 
 /// A graph file's graph with op fault `fault_id` at node `node` (0-based among the nodes, which must be of the

@@ -16,6 +16,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 TEST_CASE("bugs: every fault caught, nodes named, demonstrations shown") {
   std::ostringstream out;
@@ -154,5 +156,68 @@ TEST_CASE("bugs FILE: a file that is not a graph is a user error") {
   tapegrad::app::BugsCommand cmd;
   cmd.file = temp_graph("not_a_graph.json", "{\"inputs\": {}}");
   CHECK_THROWS_AS(tapegrad::app::run_bugs_command(cmd, out), tapegrad::Error);
+  CHECK(out.str().empty());
+}
+
+namespace {
+
+std::string dot_of(tapegrad::app::DotCommand cmd) {
+  std::ostringstream out;
+  REQUIRE(tapegrad::app::run_dot_command(cmd, out) == 0);
+  return out.str();
+}
+
+/// The DOT lines that declare a node (not edges) and contain `text`.
+std::vector<std::string> node_lines(const std::string& dot, const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(dot);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("[label=") != std::string::npos && line.find(text) != std::string::npos) lines.push_back(line);
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("dot --fault --check: the injected node is marked, and the node the per-node check blames is red") {
+  tapegrad::app::DotCommand cmd;
+  cmd.file = std::string(tapegrad_source_dir) + "/examples/graphs/mlp_classifier.json";
+  cmd.fault = 11;
+  cmd.check = true;
+  const std::string dot = dot_of(cmd);
+  const std::vector<std::string> red = node_lines(dot, "lightcoral");
+  REQUIRE(red.size() == 1); // H alone, where the bias fault is (the first bias of the file)
+  CHECK(red[0].find("label=\"H\\lAdd (bias from row 0)") != std::string::npos);
+  CHECK(red[0].find("FAULT 11") != std::string::npos);
+  CHECK(red[0].find("penwidth=3") != std::string::npos);
+  CHECK(node_lines(dot, "palegreen").size() == 15); // the other 15 nodes pass
+  // --at picks the other bias; the overwrite fault is marked but no single VJP is wrong, so nothing is red.
+  cmd.at = "L";
+  CHECK(node_lines(dot_of(cmd), "lightcoral").at(0).find("label=\"L\\l") != std::string::npos);
+  cmd.fault = 1;
+  cmd.at = "H";
+  const std::string overwrite = dot_of(cmd);
+  CHECK(node_lines(overwrite, "lightcoral").empty());
+  CHECK(node_lines(overwrite, "FAULT 1: overwrite").size() == 1);
+}
+
+TEST_CASE("dot --fault: faults that cannot be injected there are user errors naming why") {
+  std::ostringstream out;
+  tapegrad::app::DotCommand cmd;
+  cmd.file = std::string(tapegrad_source_dir) + "/examples/graphs/mlp_classifier.json";
+  cmd.fault = 2;
+  CHECK_THROWS_AS(tapegrad::app::run_dot_command(cmd, out), tapegrad::UsageError);
+  cmd.fault = 20;
+  CHECK_THROWS_WITH_AS(tapegrad::app::run_dot_command(cmd, out), doctest::Contains("has no softmax node"),
+                       tapegrad::UsageError);
+  cmd.fault = 11;
+  cmd.at = "RE";
+  CHECK_THROWS_WITH_AS(tapegrad::app::run_dot_command(cmd, out), doctest::Contains("it changes nothing in"),
+                       tapegrad::UsageError);
+  cmd.fault = 0;
+  CHECK_THROWS_AS(tapegrad::app::run_dot_command(cmd, out), tapegrad::UsageError); // --at without --fault
+  cmd.fault = 11;
+  cmd.at.clear();
+  cmd.precision = "float";
+  CHECK_THROWS_AS(tapegrad::app::run_dot_command(cmd, out), tapegrad::UsageError);
   CHECK(out.str().empty());
 }

@@ -81,6 +81,52 @@ TEST_CASE("grad --jacobian Q: dQ/dX and dQ/dWQ of Q = X WQ entry for entry, and 
   CHECK(std::stod(doc.at("value").at(0).at(0).get<std::string>()) == WQ(0, 0));
 }
 
+TEST_CASE("grad --jacobian Z of Z = W X (3x1 by 1x3): rows are Z's entries row-major, columns the input's") {
+  // Every ordering mistake (entries column-major, rows and columns swapped) moves some of these numbers: the 3 x 3
+  // node is not symmetric, and W and X hold distinct numbers.
+  const std::string file = temp_file("outer.json", R"({
+    "inputs": {"W": [[2], [3], [5]], "X": [[7, 11, 13]]},
+    "nodes": [{"name": "Z", "op": "matmul", "args": ["W", "X"]},
+              {"name": "J", "op": "sum", "args": ["Z"]}],
+    "output": "J"})");
+  const nlohmann::ordered_json doc = grad_jacobian(file, "Z");
+  const double w[] = {2, 3, 5}, x[] = {7, 11, 13};
+  const auto at = [&](const char* input, int e, int c) {
+    return std::stod(doc.at("jacobians").at(input).at(e).at(c).get<std::string>());
+  };
+  REQUIRE(doc.at("jacobians").at("W").size() == 9);
+  REQUIRE(doc.at("jacobians").at("X").size() == 9);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      for (int k = 0; k < 3; ++k) {
+        CHECK(at("W", 3 * i + j, k) == (k == i ? x[j] : 0.0)); // dZ(i,j)/dW(k,0) = [k = i] X(0,j)
+        CHECK(at("X", 3 * i + j, k) == (k == j ? w[i] : 0.0)); // dZ(i,j)/dX(0,k) = W(i,0) [k = j]
+      }
+    }
+}
+
+TEST_CASE("check --jacobian: an entry that is -inf (masked) is not checked, with a warning") {
+  CheckCommand cmd;
+  cmd.file = std::string(tapegrad_source_dir) + "/examples/graphs/masked_row_attention.json";
+  cmd.jacobian = "SM";
+  cmd.precision = "double";
+  cmd.format = "json";
+  cmd.quiet = true;
+  std::ostringstream out;
+  CHECK(run_check_command(cmd, out) == 0);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  std::size_t skipped = 0;
+  for (const auto& w : doc.at("warnings"))
+    skipped += w.get<std::string>().find(" is -inf: not checked") != std::string::npos;
+  CHECK(skipped == 5); // SM(0, 2), SM(1, 2) and the whole of row 2
+  std::set<std::string> entries;
+  for (const auto& c : doc.at("checks"))
+    entries.insert(c.at("graph").get<std::string>());
+  CHECK(entries.size() == 4); // the 9 entries of SM less the 5 masked
+}
+
 TEST_CASE("grad --jacobian of the 1x1 output is its gradient, one row") {
   const nlohmann::ordered_json J = grad_jacobian(example1, "J");
   GradCommand g;
