@@ -251,6 +251,13 @@ struct Catalogue {
   }
 };
 
+/// Every check of `tapegrad check FILE` passes on `graph` as it is (the baseline a catch is measured against).
+bool no_fault_passes(const FileGraph<T>& graph) {
+  CheckOptions opt;
+  opt.reference_digits = reference_digits;
+  return check_gradient<T, R>(graph, graph.inputs(), graph.names(), opt).passed();
+}
+
 /// Quiets the stale-gradient warning (fault 7 runs backward twice on purpose) while it lives.
 struct QuietLog {
   spdlog::level::level_enum level = spdlog::get_level();
@@ -434,9 +441,18 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
   bool demos_ok = true;
   for (const auto& d : demos)
     demos_ok = demos_ok && d["shown"].get<bool>();
+  // With no fault, every point of the table passes every check: else a catch would mean nothing.
+  std::vector<std::string> baseline_failures;
+  for (const Case& c : {ex1, asym, saturated})
+    if (const Row r = run_case(0, "none", Fault::none, c, {}, 1); !r.caught_by.empty())
+      baseline_failures.push_back("the attention at " + c.name + ": " + join(r.caught_by));
+  for (const FileGraph<T>& graph : hosts)
+    if (!no_fault_passes(graph)) baseline_failures.push_back(graph.spec().file);
   if (cmd.format == "json") {
-    const nlohmann::ordered_json doc{
-        {"faults", table.faults}, {"mutation_score", table.score()}, {"demonstrations", demos}};
+    const nlohmann::ordered_json doc{{"faults", table.faults},
+                                     {"mutation_score", table.score()},
+                                     {"no_fault_passes", baseline_failures.empty()},
+                                     {"demonstrations", demos}};
     out << doc.dump(2) << "\n";
   } else {
     out << "tapegrad bugs: each classic gradient fault switched on, and which checks catch it\n";
@@ -453,10 +469,14 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
     for (const auto& d : demos)
       out << "  " << d["id"].get<int>() << ". " << d["name"].get<std::string>() << ": "
           << d["outcome"].get<std::string>() << (d["shown"].get<bool>() ? "" : " [NOT SHOWN]") << "\n";
-    out << "\nmutation score " << table.score()
+    out << "\nwith no fault, every check passes at every point: "
+        << (baseline_failures.empty() ? "yes" : "NO (" + std::to_string(baseline_failures.size()) + " fail)") << "\n";
+    for (const std::string& f : baseline_failures)
+      out << "  fails without a fault: " << f << "\n";
+    out << "mutation score " << table.score()
         << " (faults 1-7 and 10 on the attention; 11-20 at every node of their op, in every graph they change)\n";
   }
-  return table.caught == table.mutants && demos_ok ? 0 : 1;
+  return table.caught == table.mutants && demos_ok && baseline_failures.empty() ? 0 : 1;
 }
 
 int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
@@ -478,6 +498,7 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
     for (std::string& w : kink_warnings(tape, static_cast<T>(kink_reach<R>())))
       warnings.push_back(std::move(w));
   }
+  const bool baseline = no_fault_passes(graph);
   Catalogue table;
   // A mutant's row; `faulty` is its graph recorded on a tape and swept, `acted` as for why_uncaught.
   const auto add = [&](Row row, int id, const std::string& name, const std::string& at, Tape<T>& faulty,
@@ -516,6 +537,7 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
     const nlohmann::ordered_json doc{{"graph", spec.file},
                                      {"faults", table.faults},
                                      {"mutation_score", table.score()},
+                                     {"no_fault_passes", baseline},
                                      {"not_injected", std::move(invisible)},
                                      {"warnings", warnings}};
     out << doc.dump(2) << "\n";
@@ -537,9 +559,10 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
             << f["injected_at"].get<std::string>() << ": " << f["why"].get<std::string>() << "\n";
       }
     if (uncaught == 0) out << "  none\n";
-    out << "\nmutation score " << table.score() << " on " << spec.file << "\n";
+    out << "\nwith no fault, every check passes: " << (baseline ? "yes" : "NO (a catch means nothing here)")
+        << "\nmutation score " << table.score() << " on " << spec.file << "\n";
   }
-  return table.caught == table.mutants ? 0 : 1;
+  return table.caught == table.mutants && baseline ? 0 : 1;
 }
 
 } // namespace tapegrad::app

@@ -27,7 +27,8 @@ TEST_CASE("bugs: every fault caught, nodes named, demonstrations shown") {
   const nlohmann::json doc = nlohmann::json::parse(out.str());
   const std::size_t mutants = doc.at("faults").size();
   CHECK(doc.at("mutation_score") == std::to_string(mutants) + "/" + std::to_string(mutants));
-  std::map<int, nlohmann::json> faults; // the first entry of each id
+  CHECK(doc.at("no_fault_passes") == true); // the baseline: every point passes every check with no fault
+  std::map<int, nlohmann::json> faults;     // the first entry of each id
   for (const auto& f : doc.at("faults"))
     faults.emplace(f.at("id").get<int>(), f);
   CHECK(faults.size() == 8 + tapegrad::OpFaults::size);
@@ -102,6 +103,7 @@ TEST_CASE("bugs FILE: every fault that applies to the classifier, at each node i
                                                        {16, "R"}, {17, "E"}, {18, "D"},  {19, "CE"}};
   CHECK(injected == expected);
   CHECK(doc.at("mutation_score") == std::to_string(expected.size()) + "/" + std::to_string(expected.size()));
+  CHECK(doc.at("no_fault_passes") == true);
   // RE = R + E adds two 4x5 values: no bias there, so the bias fault is not injected, and says why.
   bool re_listed = false;
   for (const auto& n : doc.at("not_injected"))
