@@ -39,6 +39,19 @@ nlohmann::ordered_json grad_jacobian(const std::string& file, const std::string&
   return nlohmann::ordered_json::parse(out.str()); // keys in the order written
 }
 
+/// `tapegrad check FILE --jacobian NODE --precision double --format json`, which must pass, parsed.
+nlohmann::json check_jacobian_json(const std::string& file, const std::string& node) {
+  CheckCommand cmd;
+  cmd.file = file;
+  cmd.jacobian = node;
+  cmd.precision = "double";
+  cmd.format = "json";
+  cmd.quiet = true;
+  std::ostringstream out;
+  CHECK(run_check_command(cmd, out) == 0);
+  return nlohmann::json::parse(out.str());
+}
+
 } // namespace
 
 TEST_CASE("grad --jacobian Q: dQ/dX and dQ/dWQ of Q = X WQ entry for entry, and zero for inputs Q does not use") {
@@ -108,15 +121,8 @@ TEST_CASE("grad --jacobian Z of Z = W X (3x1 by 1x3): rows are Z's entries row-m
 }
 
 TEST_CASE("check --jacobian: an entry that is -inf (masked) is not checked, with a warning") {
-  CheckCommand cmd;
-  cmd.file = std::string(tapegrad_source_dir) + "/examples/graphs/masked_row_attention.json";
-  cmd.jacobian = "SM";
-  cmd.precision = "double";
-  cmd.format = "json";
-  cmd.quiet = true;
-  std::ostringstream out;
-  CHECK(run_check_command(cmd, out) == 0);
-  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  const nlohmann::json doc =
+      check_jacobian_json(std::string(tapegrad_source_dir) + "/examples/graphs/masked_row_attention.json", "SM");
   std::size_t skipped = 0;
   for (const auto& w : doc.at("warnings"))
     skipped += w.get<std::string>().find(" is -inf: not checked") != std::string::npos;
@@ -148,15 +154,7 @@ TEST_CASE("grad --jacobian of the 1x1 output is its gradient, one row") {
 }
 
 TEST_CASE("check --jacobian A: every (entry of A, input entry) pair passes, each entry checked, the worst named") {
-  CheckCommand cmd;
-  cmd.file = example1;
-  cmd.jacobian = "A";
-  cmd.precision = "double";
-  cmd.format = "json";
-  cmd.quiet = true;
-  std::ostringstream out;
-  CHECK(run_check_command(cmd, out) == 0);
-  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  const nlohmann::json doc = check_jacobian_json(example1, "A");
   CHECK(doc.at("verdict") == "pass");
   std::set<std::string> entries;
   std::size_t pairs = 0;
