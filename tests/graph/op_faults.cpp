@@ -91,8 +91,8 @@ TEST_CASE("op faults: a slip that cannot show at this point says why") {
                    {"R", "no entry of its operand is below 0"},
                    {"H", "no operand is broadcast over rows (2x2 and 2x2)"},
                    {"A", "no row of its operand is entirely -inf (there it is the right softmax)"},
-                   {"M", "each result entry averages exactly the 2 columns of a row, so dividing by the columns is "
-                         "right here"}});
+                   {"M", "each result entry averages 2 entries, as many as the operand has columns, so dividing by the "
+                         "columns is right here"}});
   // The same ops where the slips do show: a negative entry, a 1 x n bias, a row of -inf, the mean of all.
   const GraphSpec shows = parse_graph(R"({
     "inputs": {"X": [[1, -2], [3, 4]], "B": [[1, 1]], "S": [["-inf", "-inf"], [1, 2]]},
@@ -140,7 +140,17 @@ TEST_CASE("other checkers: gradcheck's line is atol 1e-5 + rtol 1e-3, check_grad
   const OtherCheckerVerdicts big = other_checkers(f, {x}, {"X"}, {0}, {off}, seed);
   CHECK(big.gradcheck_catches);
   CHECK(big.gradcheck_worst.rfind("X(1, 0)", 0) == 0);
-  // A NaN fails every criterion.
+  // check_grads compares as numpy's assert_allclose: where the function itself is NaN, NaN equals NaN and it
+  // passes whatever the gradient; gradcheck's allclose does not.
+  const auto nan_f = [](auto&, const auto& in) { return sum(hadamard(exp(in[0]), exp(neg(in[0])))); }; // inf 0
+  Matrix<double> huge(1, 2);
+  huge << 1000, 2;
+  Matrix<double> nan_grad(1, 2);
+  nan_grad << std::numeric_limits<double>::quiet_NaN(), 0.5;
+  const OtherCheckerVerdicts at_nan = other_checkers(nan_f, {huge}, {"X"}, {0}, {nan_grad}, seed);
+  CHECK_FALSE(at_nan.check_grads_catches);
+  CHECK(at_nan.gradcheck_catches);
+  // A NaN gradient of a finite function fails every criterion.
   Matrix<double> nan = right;
   nan(0, 1) = std::numeric_limits<double>::quiet_NaN();
   const OtherCheckerVerdicts n = other_checkers(f, {x}, {"X"}, {0}, {nan}, seed);
