@@ -47,7 +47,9 @@ std::vector<Matrix<double>> block_inputs(int T, int D, std::uint64_t seed) {
 /// shorten them): per matmul of m x k by k x n, 2 m k n forward and twice that backward (both operands'
 /// gradients). Forward: Q, K, V and Wo 4 (2 T D^2), the heads' S and O 2 (2 T^2 D) over all heads, the MLP 2
 /// (2 T D 4D).
-double block_gemm_flops(double T, double D) { return 3 * (4 * 2 * T * D * D + 2 * 2 * T * T * D + 2 * 2 * T * D * 4 * D); }
+double block_gemm_flops(double T, double D) {
+  return 3 * (4 * 2 * T * D * D + 2 * 2 * T * T * D + 2 * 2 * T * D * 4 * D);
+}
 
 void BM_TransformerBlock(benchmark::State& state) {
   const int T = static_cast<int>(state.range(0)), D = static_cast<int>(state.range(1));
@@ -71,5 +73,10 @@ void BM_TransformerBlock(benchmark::State& state) {
 
 } // namespace
 
-BENCHMARK(BM_TransformerBlock)->Args({2, 64})->Args({16, 256})->Args({128, 256})->Args({512, 256})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TransformerBlock)
+    ->Args({2, 64})
+    ->Args({16, 256})
+    ->Args({128, 256})
+    ->Args({512, 256})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
