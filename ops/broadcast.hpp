@@ -7,9 +7,7 @@
 // it has the operand's own shape (forgetting that sum is the classic broadcast bug).
 #include "../autodiff/operands.hpp"
 
-#include <algorithm>
 #include <type_traits>
-#include <vector>
 
 namespace tapegrad {
 
@@ -44,11 +42,8 @@ struct ZeroSafeProduct {
 
 /// Adds the upstream contribution `g` (shaped like the result) into operand k's adjoint, summed over the axes
 /// along which operand k was repeated.
-/// The sums run over g evaluated into a matrix (the same additions in the same order whatever g is): g itself
-/// when it is one already (the upstream gradient of add), else a buffer of this thread's that only grows for
-/// float and double (a sweep of a training loop or a benchmark then allocates nothing here: freeing and
-/// allocating megabytes on every sweep made glibc return the pages and the kernel fault them in again, 30% of a
-/// transformer block's backward at T = 512), a new matrix for the other scalar types.
+/// The sums run over g evaluated into a matrix, so the additions are the same whatever g is; when g is one
+/// already (add's upstream gradient) it is not copied.
 template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_t k, const G& g) {
   const Matrix<T>& x = bp.input(k);
   const Matrix<T>& r = bp.result();
@@ -64,12 +59,6 @@ template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_
     bp.accumulate(k, g);
   } else if constexpr (std::is_same_v<G, Matrix<T>>) {
     reduce(g);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    thread_local std::vector<T> buffer;
-    buffer.resize(std::max(buffer.size(), static_cast<std::size_t>(r.size())));
-    Eigen::Map<Matrix<T>> m(buffer.data(), r.rows(), r.cols());
-    m = g;
-    reduce(m);
   } else {
     reduce(Matrix<T>(g));
   }

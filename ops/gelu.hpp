@@ -1,9 +1,6 @@
 #pragma once
 #include "elementwise.hpp"
 
-#include <algorithm>
-#include <array>
-
 namespace tapegrad {
 
 /// gelu(a), elementwise, the exact erf form (not the tanh approximation).   a, result: m x n
@@ -40,29 +37,19 @@ template <Real T> Var<T> GeluOp::apply(std::span<const Var<T>> in, const Params<
         }
       },
       [r2, r2pi](const Matrix<T>& x, const Matrix<T>&, Matrix<T>& d) {
+        Matrix<T> phi = x.unaryExpr([](const T& v) { return T(-v * v / T(2)); });
+        exp_in_place(phi.data(), static_cast<std::size_t>(phi.size()));
         d = x.unaryExpr([r2](const T& v) { return T(-v / r2); });
         erfc_in_place(d.data(), static_cast<std::size_t>(d.size()));
-        // phi(x) a block of entries at a time, on the stack: no temporary the size of x on every sweep. The
-        // block is a multiple of every vector width, so exp_in_place splits x as it would whole.
-        constexpr Eigen::Index block = 256;
-        std::array<T, block> phi;
-        for (Eigen::Index start = 0; start < x.size(); start += block) {
-          const Eigen::Index n = std::min(block, x.size() - start);
-          for (Eigen::Index e = 0; e < n; ++e) {
-            const T& v = x.data()[start + e];
-            phi[static_cast<std::size_t>(e)] = T(-v * v / T(2));
-          }
-          exp_in_place(phi.data(), static_cast<std::size_t>(n));
-          for (Eigen::Index e = 0; e < n; ++e) {
-            const T& v = x.data()[start + e];
-            T& g = d.data()[start + e];
-            if (v == -infinity<T>())
-              g = T(0);
-            else if (v == infinity<T>())
-              g = T(1); // Phi(inf) + inf phi(inf), without inf * 0
-            else
-              g = g / T(2) + v * phi[static_cast<std::size_t>(e)] / r2pi;
-          }
+        for (Eigen::Index e = 0; e < x.size(); ++e) {
+          const T& v = x.data()[e];
+          T& g = d.data()[e];
+          if (v == -infinity<T>())
+            g = T(0);
+          else if (v == infinity<T>())
+            g = T(1); // Phi(inf) + inf phi(inf), without inf * 0
+          else
+            g = g / T(2) + v * phi.data()[e] / r2pi;
         }
       });
 }
