@@ -25,10 +25,17 @@ template <class A> Shape broadcast_shape(std::string_view op, const A& a, const 
   return {std::max(a.rows(), b.rows()), std::max(a.cols(), b.cols())};
 }
 
-/// x repeated along its axes of size 1 up to rows x cols (a lazy Eigen expression; x itself when it has that
-/// shape already, as replicate(1, 1)).
-template <Real T> auto expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols) {
-  return x.replicate(rows / x.rows(), cols / x.cols());
+/// Calls f(e) with e = x repeated along its axes of size 1 up to rows x cols, as the cheapest Eigen operand
+/// for that shape: x itself when it has the shape already (so what f builds is a plain expression Eigen
+/// vectorises), a constant for a 1 x 1 x in float, double or long double, and otherwise x.replicate(...), whose
+/// every entry costs an index modulo (and which hands MPFR numbers out by reference, where a constant would copy
+/// one per entry). f's result, if any, must not depend on which it was given.
+template <Real T, class F>
+decltype(auto) with_expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols, F&& f) {
+  if (x.rows() == rows && x.cols() == cols) return f(x);
+  if constexpr (std::is_floating_point_v<T>)
+    if (x.size() == 1) return f(Matrix<T>::Constant(rows, cols, x(0, 0)));
+  return f(x.replicate(rows / x.rows(), cols / x.cols()));
 }
 
 /// g x, but exactly 0 where g is 0 and x infinite: an upstream gradient of 0 (a masked entry, a dropped one)
@@ -38,7 +45,24 @@ struct ZeroSafeProduct {
   template <class T> T operator()(const T& g, const T& x) const {
     return g == T(0) && (x == infinity<T>() || x == -infinity<T>()) ? T(0) : T(g * x);
   }
+  /// The same on Eigen's packets (float and double), so that Eigen vectorises it like a plain product.
+  template <class Packet> Packet packetOp(const Packet& g, const Packet& x) const {
+    namespace ei = Eigen::internal;
+    using T = typename ei::unpacket_traits<Packet>::type;
+    const Packet zero = ei::pzero(g);
+    const Packet dropped = ei::pand(ei::pcmp_eq(g, zero), ei::pcmp_eq(ei::pabs(x), ei::pset1<Packet>(infinity<T>())));
+    return ei::pselect(dropped, zero, ei::pmul(g, x));
+  }
 };
+
+} // namespace tapegrad
+
+/// Eigen vectorises ZeroSafeProduct (its packetOp) wherever the scalar type has packets.
+template <> struct Eigen::internal::functor_traits<tapegrad::ZeroSafeProduct> {
+  enum { Cost = 3, PacketAccess = true };
+};
+
+namespace tapegrad {
 
 /// Adds the upstream contribution `g` (shaped like the result) into operand k's adjoint, summed over the axes
 /// along which operand k was repeated.
@@ -66,7 +90,7 @@ template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_
 
 /// Records broadcasting binary op `Op` on in[0] and in[1]: the result shape from Op::shape (a ShapeError when
 /// they do not broadcast), each operand's domain (OpInfo::domains), then result = forward(a, b) with a and b
-/// expanded to the result's shape (lazy Eigen expressions), and `vjp` as the node's backward.
+/// expanded to the result's shape (with_expanded), and `vjp` as the node's backward.
 template <class Op, Real T, class Forward, class Vjp>
 Var<T> record_broadcast(std::span<const Var<T>> in, const Params<T>& p, std::string label, Forward forward, Vjp vjp) {
   Tape<T>& tape = common_tape(Op::info, in);
@@ -74,7 +98,9 @@ Var<T> record_broadcast(std::span<const Var<T>> in, const Params<T>& p, std::str
   for (std::size_t k = 0; k < in.size(); ++k)
     require_domain(Op::info, in, k, label);
   Matrix<T> result = tape.buffer(s.rows, s.cols);
-  result.noalias() = forward(expanded(in[0].value(), s.rows, s.cols), expanded(in[1].value(), s.rows, s.cols));
+  with_expanded(in[0].value(), s.rows, s.cols, [&](const auto& a) {
+    with_expanded(in[1].value(), s.rows, s.cols, [&](const auto& b) { result.noalias() = forward(a, b); });
+  });
   return tape.template record<Op>(in, std::move(result), std::move(vjp), std::move(label));
 }
 

@@ -29,10 +29,11 @@ template <Real T> Var<T> DivOp::apply(std::span<const Var<T>> in, const Params<T
   return record_broadcast<DivOp>(
       in, p, std::move(label), [](const auto& a, const auto& b) { return a.cwiseQuotient(b); },
       [](Backprop<T>& bp) {
-        const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
-        const auto b = expanded(bp.input(1), rows, cols);
-        accumulate_broadcast(bp, 0, bp.grad().cwiseQuotient(b));
-        accumulate_broadcast(bp, 1, (-bp.grad()).binaryExpr(bp.result(), ZeroSafeProduct{}).cwiseQuotient(b));
+        const Matrix<T>& g = bp.grad();
+        with_expanded(bp.input(1), g.rows(), g.cols(), [&](const auto& b) {
+          accumulate_broadcast(bp, 0, g.cwiseQuotient(b));
+          accumulate_broadcast(bp, 1, (-g).binaryExpr(bp.result(), ZeroSafeProduct{}).cwiseQuotient(b));
+        });
       });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, DivOp, T)

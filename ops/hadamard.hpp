@@ -26,9 +26,11 @@ template <Real T> Var<T> HadamardOp::apply(std::span<const Var<T>> in, const Par
   return record_broadcast<HadamardOp>(
       in, p, std::move(label), [](const auto& a, const auto& b) { return a.cwiseProduct(b); },
       [](Backprop<T>& bp) {
-        const Eigen::Index rows = bp.result().rows(), cols = bp.result().cols();
-        accumulate_broadcast(bp, 0, bp.grad().binaryExpr(expanded(bp.input(1), rows, cols), ZeroSafeProduct{}));
-        accumulate_broadcast(bp, 1, bp.grad().binaryExpr(expanded(bp.input(0), rows, cols), ZeroSafeProduct{}));
+        const Matrix<T>& g = bp.grad();
+        with_expanded(bp.input(1), g.rows(), g.cols(),
+                      [&](const auto& b) { accumulate_broadcast(bp, 0, g.binaryExpr(b, ZeroSafeProduct{})); });
+        with_expanded(bp.input(0), g.rows(), g.cols(),
+                      [&](const auto& a) { accumulate_broadcast(bp, 1, g.binaryExpr(a, ZeroSafeProduct{})); });
       });
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, HadamardOp, T)

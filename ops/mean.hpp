@@ -33,7 +33,7 @@ template <Real T> Var<T> MeanOp::apply(std::span<const Var<T>> in, const Params<
       in, std::move(result),
       [n](Backprop<T>& bp) {
         const Matrix<T>& a = bp.input(0);
-        bp.accumulate(0, expanded(bp.grad(), a.rows(), a.cols()) / n);
+        with_expanded(bp.grad(), a.rows(), a.cols(), [&](const auto& g) { bp.accumulate(0, g / n); });
       },
       std::move(label), p);
 }

@@ -67,7 +67,7 @@ template <Real T> Var<T> SumOp::apply(std::span<const Var<T>> in, const Params<T
       in, std::move(result),
       [](Backprop<T>& bp) {
         const Matrix<T>& a = bp.input(0);
-        bp.accumulate(0, expanded(bp.grad(), a.rows(), a.cols()));
+        with_expanded(bp.grad(), a.rows(), a.cols(), [&](const auto& g) { bp.accumulate(0, g); });
       },
       std::move(label), p);
 }

@@ -110,7 +110,8 @@ struct MeanWrongCountFault {
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<MeanWrongCountFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       const Matrix<T>& a = bp.input(0);
-      bp.accumulate(0, expanded(bp.grad(), a.rows(), a.cols()) / T(static_cast<long>(a.cols())));
+      const T cols(static_cast<long>(a.cols()));
+      with_expanded(bp.grad(), a.rows(), a.cols(), [&](const auto& g) { bp.accumulate(0, g / cols); });
     });
   }
 };

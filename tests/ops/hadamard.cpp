@@ -63,3 +63,32 @@ TEST_CASE_TEMPLATE("hadamard and div: a broadcast operand over masked (-inf) ent
   CHECK(is_finite(tau.grad()(0, 0)));
   CHECK(is_finite(s.grad().sum()));
 }
+
+TEST_CASE_TEMPLATE("hadamard: the backward's zero-safe product, entry by entry, in whole packets and a tail", T, float,
+                   double, long double, tapegrad::float50) {
+  // 3 x 5 = 15 entries: float and double go through Eigen's packets (ZeroSafeProduct::packetOp) and then a
+  // scalar tail; the others entry by entry. Where the seed is 0 and w is infinite the product is 0; w NaN
+  // gives NaN; everything else is seed w.
+  const T inf = infinity<T>(), nan = std::numeric_limits<T>::quiet_NaN();
+  const Matrix<T> w =
+      matrix<T>({{inf, -inf, nan, T(3), T(-2)}, {T(1), inf, -inf, nan, T(5)}, {T(7), T(-1), T(2), inf, -inf}});
+  const Matrix<T> seed =
+      matrix<T>({{T(0), T(0), T(0), T(0), T(2)}, {T(0), T(3), T(-1), T(4), T(0)}, {T(1), T(2), T(0), T(0), T(0)}});
+  Tape<T> tape;
+  auto a = tape.input(Matrix<T>(Matrix<T>::Ones(3, 5)), "a");
+  auto b = tape.input(w, "w");
+  tape.backward(hadamard(a, b), seed);
+  for (Eigen::Index i = 0; i < w.rows(); ++i)
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      const T got = a.grad()(i, j);
+      if (is_nan(w(i, j)))
+        CHECK(is_nan(got));
+      else if (seed(i, j) == T(0))
+        CHECK(got == T(0)); // 0 times an infinite entry too
+      else
+        CHECK(got == seed(i, j) * w(i, j)); // infinite where w is
+    }
+  CHECK(b.grad() == seed); // times a = 1 everywhere
+}
