@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 
 #if defined(TAPEGRAD_HAVE_LIBMVEC) && defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -193,6 +194,81 @@ void apply_in_place(T* x, std::size_t n, VectorKernel kernel = default_kernel<F>
   (void)kernel;
   for (std::size_t i = 0; i < n; ++i)
     x[i] = detail::scalar_function<F>(x[i]);
+}
+
+namespace detail {
+#ifdef TAPEGRAD_VECTOR_MATH
+/// softmax_row's AVX-512 body: the max (and whether the row holds a NaN), then exp(x - max) stored and summed,
+/// then each divided by the sum, each a pass in 8-double registers. The tail is loaded under a mask; its
+/// padding lanes hold -inf for the max, the max itself for the exps (exp(0), discarded), and are never stored
+/// or summed.
+__attribute__((target("avx512f"))) inline bool softmax_row_avx512(const double* x, double* out, std::size_t n) {
+  const __m512d minus_inf = _mm512_set1_pd(-std::numeric_limits<double>::infinity());
+  const std::size_t whole = n - n % 8;
+  const __mmask8 tail = static_cast<__mmask8>((1u << (n - whole)) - 1);
+  __m512d mx = minus_inf;
+  __mmask8 nan = 0;
+  for (std::size_t i = 0; i < whole; i += 8) {
+    const __m512d v = _mm512_loadu_pd(x + i);
+    nan |= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+    mx = _mm512_mask_max_pd(mx, 0xff, mx, v); // _mm512_max_pd: GCC 12 warns of its undefined source
+  }
+  if (tail) {
+    const __m512d v = _mm512_mask_loadu_pd(minus_inf, tail, x + whole);
+    nan |= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+    mx = _mm512_mask_max_pd(mx, 0xff, mx, v); // _mm512_max_pd: GCC 12 warns of its undefined source
+  }
+  double lanes[8]; // the lanes reduced by hand: GCC 12's _mm512_reduce_* warn of an uninitialised temporary
+  _mm512_storeu_pd(lanes, mx);
+  double m = lanes[0];
+  for (int k = 1; k < 8; ++k)
+    m = lanes[k] > m ? lanes[k] : m;
+  if (nan || m == std::numeric_limits<double>::infinity() || m == -std::numeric_limits<double>::infinity())
+    return false;
+  const __m512d shift = _mm512_set1_pd(m);
+  __m512d sum = _mm512_setzero_pd();
+  for (std::size_t i = 0; i < whole; i += 8) {
+    const __m512d e = _ZGVeN8v_exp(_mm512_sub_pd(_mm512_loadu_pd(x + i), shift));
+    _mm512_storeu_pd(out + i, e);
+    sum = _mm512_add_pd(sum, e);
+  }
+  if (tail) {
+    const __m512d e = _ZGVeN8v_exp(_mm512_sub_pd(_mm512_mask_loadu_pd(shift, tail, x + whole), shift));
+    _mm512_mask_storeu_pd(out + whole, tail, e);
+    sum = _mm512_mask_add_pd(sum, tail, sum, e);
+  }
+  _mm512_storeu_pd(lanes, sum);
+  double s = lanes[0];
+  for (int k = 1; k < 8; ++k)
+    s += lanes[k];
+  const __m512d total = _mm512_set1_pd(s);
+  for (std::size_t i = 0; i < whole; i += 8)
+    _mm512_storeu_pd(out + i, _mm512_div_pd(_mm512_loadu_pd(out + i), total));
+  if (tail)
+    _mm512_mask_storeu_pd(out + whole, tail, _mm512_div_pd(_mm512_mask_loadu_pd(total, tail, out + whole), total));
+  return true;
+}
+#endif
+} // namespace detail
+
+/// One row of softmax, out[j] = exp(x[j] - max_k x[k]) / sum_k exp(x[k] - max_k x[k]) for j < n (n >= 1; out may
+/// be x), in AVX-512 registers: the max, the exps and their sum, and the division each one pass over the row
+/// (Eigen's own passes are SSE2 in a portable build, and the subtraction, exp and sum are three). The exps are
+/// exp_in_place's kernel on the same arguments; only the order of the sum differs from adding entry by entry.
+/// Returns false, having written nothing, when it does not apply: the kernel asked for is not AVX-512 or the CPU
+/// lacks it, the row holds a NaN, or its max is infinite (every entry -inf, or a +inf); the caller then takes
+/// its general path, which handles those rows.
+inline bool softmax_row(const double* x, double* out, std::size_t n,
+                        VectorKernel kernel = default_kernel<VectorFunction::exp>()) {
+#ifdef TAPEGRAD_VECTOR_MATH
+  if (n > 0 && kernel_used<VectorFunction::exp>(kernel) == VectorKernel::avx512)
+    return detail::softmax_row_avx512(x, out, n);
+#endif
+  (void)x;
+  (void)out;
+  (void)n;
+  (void)kernel;
+  return false;
 }
 
 template <Real T> void exp_in_place(T* x, std::size_t n) { apply_in_place<VectorFunction::exp>(x, n); }

@@ -2,7 +2,12 @@
 // log, tanh and erfc over 4096 entries, /0 the scalar loop and /1 the widest vector kernel of this CPU
 // (the label names it), side by side in one run. Each iteration first copies the 4096 arguments back (32 KiB);
 // BM_Copy times that copy alone, to be taken off both.
+// Then two kernels of attention's ops at its shapes (T = 512, d = 64), /0 and /1 side by side: softmax_rows_value
+// over 512 x 512, /0 its general path (Eigen's passes and exp_in_place) and /1 softmax_row (one AVX-512 call per
+// row); and transpose, /0 Eigen's transposed copy and /1 transpose_tiled, of 512 x 64.
 #include <tapegrad/autodiff/vector_math.hpp>
+#include <tapegrad/ops/softmax_rows.hpp>
+#include <tapegrad/ops/transpose.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -42,8 +47,43 @@ void BM_Copy(benchmark::State& state) {
   }
 }
 
+/// Attention's scores at T = 512, seed 9: entries in [-4, 4].
+Matrix<double> scores(Eigen::Index rows, Eigen::Index cols) {
+  std::mt19937_64 rng(9); // seed 9
+  std::uniform_real_distribution<double> u(-4, 4);
+  return Matrix<double>::NullaryExpr(rows, cols, [&] { return u(rng); });
+}
+
+void BM_SoftmaxRows(benchmark::State& state) {
+  const VectorKernel kernel = state.range(0) == 0 ? VectorKernel::scalar : default_kernel<VectorFunction::exp>();
+  const Matrix<double> s = scores(512, 512);
+  Matrix<double> a(512, 512);
+  for (auto _ : state) {
+    softmax_rows_value(a, s, kernel);
+    benchmark::DoNotOptimize(a.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * s.size());
+  state.SetLabel(state.range(0) == 0 ? "general path" : "softmax_row");
+}
+
+void BM_Transpose(benchmark::State& state) {
+  const Matrix<double> k = scores(512, 64);
+  Matrix<double> kt(64, 512);
+  for (auto _ : state) {
+    if (state.range(0) == 0)
+      kt.noalias() = k.transpose();
+    else
+      transpose_tiled(kt, k);
+    benchmark::DoNotOptimize(kt.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * k.size());
+  state.SetLabel(state.range(0) == 0 ? "Eigen" : "transpose_tiled");
+}
+
 } // namespace
 
+BENCHMARK(BM_SoftmaxRows)->Arg(0)->Arg(1);
+BENCHMARK(BM_Transpose)->Arg(0)->Arg(1);
 BENCHMARK(BM_Copy);
 BENCHMARK_TEMPLATE(BM_Array, VectorFunction::exp)->Arg(0)->Arg(1);
 BENCHMARK_TEMPLATE(BM_Array, VectorFunction::log)->Arg(0)->Arg(1);

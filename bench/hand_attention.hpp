@@ -1,10 +1,11 @@
 #pragma once
 // Single-head attention forward and backward written by hand, no tape: the yardstick the tape is measured
 // against (what a careful person would write for one fixed graph). It uses the same kernels as the tape's ops
-// (tapegrad::product, straight to OpenBLAS when the build uses it, and exp_in_place, libmvec's vector exp),
-// so the ratio of the two is the tape's own overhead, not a difference of kernels. Bench only.
-#include <tapegrad/autodiff/vector_math.hpp>
+// (tapegrad::product, straight to OpenBLAS when the build uses it, and softmax_rows_value, the softmax op's
+// forward with libmvec's vector exp), so the ratio of the two is the tape's own overhead, not a difference of kernels.
+// Bench only.
 #include <tapegrad/ops/matmul.hpp>
+#include <tapegrad/ops/softmax_rows.hpp>
 
 namespace tapegrad::bench {
 
@@ -33,11 +34,7 @@ struct HandAttention {
     product(S, Q, N, K, Tr);
     if (all) S *= c;
     A.resize(S.rows(), S.cols());
-    for (Eigen::Index i = 0; i < S.rows() && all; ++i) {
-      A.row(i).array() = S.row(i).array() - S.row(i).maxCoeff();
-      exp_in_place(&A(i, 0), static_cast<std::size_t>(A.cols())); // the tape's exp, vectorised
-      A.row(i) /= A.row(i).sum();
-    }
+    if (all) softmax_rows_value(A, S); // the tape's softmax kernel
     product(O, A, N, V, N);
     if (all) J = O.cwiseProduct(G).sum();
     // backward: dO = G

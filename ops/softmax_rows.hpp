@@ -15,10 +15,16 @@ namespace tapegrad {
 /// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
 /// NaN gives NaN. The VJP uses only the saved result, not s.
 /// The forward value alone (also used by graph/verification/faults.hpp to build deliberately wrong variants).
-template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x) {
+/// For double, each row goes through softmax_row (`kernel`: the widest this CPU has) when it can; the general
+/// path below takes the rows it cannot, and every row when `kernel` is VectorKernel::scalar.
+template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x,
+                                          VectorKernel kernel = default_kernel<VectorFunction::exp>()) {
   assert(result.rows() == x.rows() && result.cols() == x.cols());
+  (void)kernel; // double's only
   const Eigen::Index n = x.cols();
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    if constexpr (std::is_same_v<T, double>) // the common row in one call (autodiff/vector_math.hpp), if it can
+      if (n > 0 && softmax_row(&x(i, 0), &result(i, 0), static_cast<std::size_t>(n), kernel)) continue;
     bool has_nan = false;
     T mx = -infinity<T>();
     if constexpr (std::is_floating_point_v<T>) { // one vectorised pass: the max, NaN when the row holds one

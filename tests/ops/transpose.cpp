@@ -13,3 +13,23 @@ TEST_CASE_TEMPLATE("transpose: gradient against central differences on a non-squ
   test::RandomMatrices random(7);
   test::check_op_gradient<T>("transpose", {random.make<T>(2, 3)}, [](const auto& in) { return transpose(in[0]); });
 }
+
+TEST_CASE_TEMPLATE("transpose: tiles of 16 cover every shape, partial tiles included, forward and backward", T, double,
+                   tapegrad::float50) {
+  // shapes below, at and across the tile's 16 in each direction; entries k / 8 are exact in every T
+  for (const auto& [rows, cols] : {std::pair{1, 1}, {3, 17}, {16, 16}, {37, 21}, {64, 5}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    Matrix<T> a(rows, cols), seed(cols, rows);
+    for (Eigen::Index k = 0; k < a.size(); ++k) {
+      a.data()[k] = T(static_cast<long>(k % 61) - 30) / T(8);
+      seed.data()[k] = T(static_cast<long>(k % 29) - 14) / T(8);
+    }
+    Tape<T> tape;
+    auto x = tape.input(a, "a");
+    auto t = transpose(x);
+    CHECK(t.value() == Matrix<T>(a.transpose()));
+    tape.backward(t, seed);
+    CHECK(x.grad() == Matrix<T>(seed.transpose()));
+  }
+}
