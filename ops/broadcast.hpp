@@ -27,14 +27,17 @@ template <class A> Shape broadcast_shape(std::string_view op, const A& a, const 
 
 /// Calls f(e) with e = x repeated along its axes of size 1 up to rows x cols, as the cheapest Eigen operand
 /// for that shape: x itself when it has the shape already (so what f builds is a plain expression Eigen
-/// vectorises), a constant for a 1 x 1 x in float, double or long double, and otherwise x.replicate(...), whose
-/// every entry costs an index modulo (and which hands MPFR numbers out by reference, where a constant would copy
-/// one per entry). f's result, if any, must not depend on which it was given.
+/// vectorises), a constant for a 1 x 1 x in float, double or long double, a row repeated down (a bias) with
+/// Eigen's factors fixed at compile time, and otherwise x.replicate(...), whose every entry costs two index
+/// modulos (a replicate hands MPFR numbers out by reference, where a constant would copy one per entry). f's
+/// result, if any, must not depend on which it was given.
 template <Real T, class F>
 decltype(auto) with_expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols, F&& f) {
   if (x.rows() == rows && x.cols() == cols) return f(x);
   if constexpr (std::is_floating_point_v<T>)
     if (x.size() == 1) return f(Matrix<T>::Constant(rows, cols, x(0, 0)));
+  if (x.rows() == 1 && x.cols() == cols) // a row (a bias): its factors fixed at compile time, no modulo at all
+    return f(Eigen::Replicate<typename Matrix<T>::ConstRowXpr, Eigen::Dynamic, 1>(x.row(0), rows, 1));
   return f(x.replicate(rows / x.rows(), cols / x.cols()));
 }
 
