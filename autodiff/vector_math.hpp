@@ -1,6 +1,7 @@
 #pragma once
 // exp, log, tanh and erfc over a contiguous array, in place: for double, glibc's vector functions (libmvec) with
 // the widest registers the CPU has, chosen at run time; for every other type, the scalar function entry by entry.
+// And softmax_row: one row of softmax in AVX-512 registers with the same exp (the softmax op's common rows).
 //
 // Why: the softmax of attention at T = 512 computes 262,144 exps; the elementwise ops exp, log, tanh and gelu (an
 // erfc) and the softmax use these; bench/elementwise.cpp measures each against the scalar loop (README quotes

@@ -55,15 +55,18 @@ Matrix<double> scores(Eigen::Index rows, Eigen::Index cols) {
 }
 
 void BM_SoftmaxRows(benchmark::State& state) {
-  const VectorKernel kernel = state.range(0) == 0 ? VectorKernel::scalar : default_kernel<VectorFunction::exp>();
+  const SoftmaxPath path = state.range(0) == 0 ? SoftmaxPath::general : SoftmaxPath::fused;
+  const bool avx512 = default_kernel<VectorFunction::exp>() == VectorKernel::avx512;
   const Matrix<double> s = scores(512, 512);
   Matrix<double> a(512, 512);
   for (auto _ : state) {
-    softmax_rows_value(a, s, kernel);
+    softmax_rows_value(a, s, path);
     benchmark::DoNotOptimize(a.data());
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * s.size());
-  state.SetLabel(state.range(0) == 0 ? "general path" : "softmax_row");
+  state.SetLabel(path == SoftmaxPath::general ? "general path"
+                 : avx512                     ? "softmax_row (AVX-512)"
+                                              : "general path (softmax_row needs AVX-512)");
 }
 
 void BM_Transpose(benchmark::State& state) {

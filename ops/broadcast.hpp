@@ -27,18 +27,22 @@ template <class A> Shape broadcast_shape(std::string_view op, const A& a, const 
 
 /// Calls f(e) with e = x repeated along its axes of size 1 up to rows x cols, as the cheapest Eigen operand
 /// for that shape: x itself when it has the shape already (so what f builds is a plain expression Eigen
-/// vectorises), a constant for a 1 x 1 x in float, double or long double, a row repeated down (a bias) with
-/// Eigen's factors fixed at compile time, and otherwise x.replicate(...), whose every entry costs two index
-/// modulos (a replicate hands MPFR numbers out by reference, where a constant would copy one per entry). f's
-/// result, if any, must not depend on which it was given.
-template <Real T, class F>
-decltype(auto) with_expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols, F&& f) {
+/// vectorises), a constant for a 1 x 1 x in float, double or long double, a row repeated down (a bias) or a
+/// column repeated across as a replicate of x's row or column block, and otherwise x.replicate(...). Eigen's
+/// replicate reads entry (i, j) of its argument at (i mod rows, j mod cols): for a row block the row count
+/// is 1 at compile time and the column factor is 1, so both modulos fold away (likewise for a column);
+/// x.replicate(a, b) on the matrix itself pays two integer divisions per entry. A replicate is read entry by
+/// entry (Eigen never vectorises it) and hands MPFR numbers out by reference, where a constant would copy one
+/// per entry.
+template <Real T, class F> void with_expanded(const Matrix<T>& x, Eigen::Index rows, Eigen::Index cols, F&& f) {
   if (x.rows() == rows && x.cols() == cols) return f(x);
   if constexpr (std::is_floating_point_v<T>)
     if (x.size() == 1) return f(Matrix<T>::Constant(rows, cols, x(0, 0)));
-  if (x.rows() == 1 && x.cols() == cols) // a row (a bias): its factors fixed at compile time, no modulo at all
+  if (x.rows() == 1 && x.cols() == cols)
     return f(Eigen::Replicate<typename Matrix<T>::ConstRowXpr, Eigen::Dynamic, 1>(x.row(0), rows, 1));
-  return f(x.replicate(rows / x.rows(), cols / x.cols()));
+  if (x.cols() == 1 && x.rows() == rows)
+    return f(Eigen::Replicate<typename Matrix<T>::ConstColXpr, 1, Eigen::Dynamic>(x.col(0), 1, cols));
+  f(x.replicate(rows / x.rows(), cols / x.cols()));
 }
 
 /// g x, but exactly 0 where g is 0 and x infinite: an upstream gradient of 0 (a masked entry, a dropped one)

@@ -6,6 +6,11 @@
 
 namespace tapegrad {
 
+/// Which code computes a row of softmax_rows_value for double: softmax_row when it takes the row (an AVX-512 CPU,
+/// no NaN, a finite max), or the general path for every row (its exps still exp_in_place's widest kernel). The
+/// second is there to measure and test the first against.
+enum class SoftmaxPath { fused, general };
+
 /// softmax_rows(s): each ROW normalised (one query at a time).    s: m x n, result: m x n
 ///   forward  result[i][j] = exp(s[i][j] - mx_i) / sum_k exp(s[i][k] - mx_i),   mx_i = max_k s[i][k]
 ///            (subtracting the row max changes nothing mathematically and keeps exp from overflowing)
@@ -15,16 +20,17 @@ namespace tapegrad {
 /// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
 /// NaN gives NaN. The VJP uses only the saved result, not s.
 /// The forward value alone (also used by graph/verification/faults.hpp to build deliberately wrong variants).
-/// For double, each row goes through softmax_row (`kernel`: the widest this CPU has) when it can; the general
-/// path below takes the rows it cannot, and every row when `kernel` is VectorKernel::scalar.
-template <Real T> void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x,
-                                          VectorKernel kernel = default_kernel<VectorFunction::exp>()) {
+/// For double, each row goes through softmax_row when `path` is fused and it takes the row; the general path
+/// below takes the others.
+template <Real T>
+void softmax_rows_value(Matrix<T>& result, const Matrix<T>& x, SoftmaxPath path = SoftmaxPath::fused) {
   assert(result.rows() == x.rows() && result.cols() == x.cols());
-  (void)kernel; // double's only
+  (void)path; // double's only
   const Eigen::Index n = x.cols();
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     if constexpr (std::is_same_v<T, double>) // the common row in one call (autodiff/vector_math.hpp), if it can
-      if (n > 0 && softmax_row(&x(i, 0), &result(i, 0), static_cast<std::size_t>(n), kernel)) continue;
+      if (path == SoftmaxPath::fused && n > 0 && softmax_row(&x(i, 0), &result(i, 0), static_cast<std::size_t>(n)))
+        continue;
     bool has_nan = false;
     T mx = -infinity<T>();
     if constexpr (std::is_floating_point_v<T>) { // one vectorised pass: the max, NaN when the row holds one

@@ -58,13 +58,15 @@ TEST_CASE_TEMPLATE("softmax_rows: logits of +-1e4, equal logits and -inf entries
 
 TEST_CASE("softmax_rows<double>: softmax_row (one AVX-512 call per row) against the general path, row by row") {
   // Rows of 1 to 40 entries (whole registers of 8 and every tail), seed 23, entries in [-30, 5] with about one
-  // in six -inf (a masked key). The exps are the same kernel on the same arguments in both paths; the sums add
-  // in another order, so each entry may differ by the rounding of a sum of n terms: n eps relative, fixed here
-  // before the run.
+  // in six -inf (a masked key), and in the last row one entry near -740, whose exp is subnormal. The exps are
+  // the same kernel on the same arguments in both paths; the sums add in another order, so each entry may
+  // differ by the rounding of a sum of n terms: n eps relative, plus the smallest subnormal, fixed here before
+  // the run.
   const double inf = std::numeric_limits<double>::infinity(), eps = std::numeric_limits<double>::epsilon();
-  const VectorKernel fast = default_kernel<VectorFunction::exp>();
-  const std::string note = fast == VectorKernel::avx512 ? "" : " (no AVX-512: both are the general path)";
-  MESSAGE("softmax_row runs with kernel " << std::string(kernel_name(fast)) << note);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), tiny = std::numeric_limits<double>::denorm_min();
+  const bool fast = default_kernel<VectorFunction::exp>() == VectorKernel::avx512;
+  const std::string what = fast ? "runs (AVX-512)" : "refuses every row here (no AVX-512): both are the general path";
+  MESSAGE("softmax_row " << what);
   std::mt19937_64 rng(23); // seed 23
   std::uniform_real_distribution<double> u(-30, 5);
   std::uniform_int_distribution<int> masked(0, 5);
@@ -74,23 +76,33 @@ TEST_CASE("softmax_rows<double>: softmax_row (one AVX-512 call per row) against 
     for (Eigen::Index k = 0; k < s.size(); ++k)
       s.data()[k] = masked(rng) == 0 ? -inf : u(rng);
     s(0, n - 1) = u(rng); // at least one finite entry in row 0
+    s(2, 0) = u(rng);
+    if (n > 1) s(2, n - 1) = -740 + u(rng) / 8; // a subnormal exp
     Matrix<double> general(3, n), quick(3, n);
-    softmax_rows_value(general, s, VectorKernel::scalar);
-    softmax_rows_value(quick, s, fast);
+    softmax_rows_value(general, s, SoftmaxPath::general);
+    softmax_rows_value(quick, s, SoftmaxPath::fused);
     const double tolerance = static_cast<double>(n) * eps;
     for (Eigen::Index i = 0; i < s.rows(); ++i)
       for (Eigen::Index j = 0; j < n; ++j) {
         if (s(i, j) == -inf) CHECK(quick(i, j) == 0.0);
-        CHECK(std::abs(quick(i, j) - general(i, j)) <= tolerance * general(i, j));
+        CHECK(std::abs(quick(i, j) - general(i, j)) <= tolerance * general(i, j) + tiny);
       }
-    // a row it does not take, as the general path gives it: all -inf, a NaN, a +inf
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    std::vector<double> row(static_cast<std::size_t>(n), -inf), out(row.size(), 7.0);
-    CHECK_FALSE(softmax_row(row.data(), out.data(), row.size(), fast));
-    row.back() = nan;
-    CHECK_FALSE(softmax_row(row.data(), out.data(), row.size(), fast));
-    row.back() = inf;
-    CHECK_FALSE(softmax_row(row.data(), out.data(), row.size(), fast));
-    CHECK(std::count(out.begin(), out.end(), 7.0) == n); // nothing written
+    // row 0 is taken (on AVX-512), in place too, and gives what softmax_rows_value gave
+    std::vector<double> row(s.row(0).begin(), s.row(0).end());
+    CHECK(softmax_row(row.data(), row.data(), row.size()) == fast);
+    if (fast)
+      for (Eigen::Index j = 0; j < n; ++j)
+        CHECK(row[static_cast<std::size_t>(j)] == quick(0, j));
+    // rows it refuses, writing nothing: all -inf, finite entries with a NaN, finite entries with a +inf
+    std::vector<double> out(row.size(), 7.0);
+    row.assign(row.size(), -inf);
+    CHECK_FALSE(softmax_row(row.data(), out.data(), row.size()));
+    for (std::size_t j = 0; j < row.size(); ++j)
+      row[j] = u(rng);
+    row[row.size() / 2] = nan;
+    CHECK_FALSE(softmax_row(row.data(), out.data(), row.size()));
+    row[row.size() / 2] = inf;
+    CHECK_FALSE(softmax_row(row.data(), out.data(), row.size()));
+    CHECK(std::count(out.begin(), out.end(), 7.0) == n);
   }
 }

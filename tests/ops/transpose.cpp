@@ -33,3 +33,18 @@ TEST_CASE_TEMPLATE("transpose: tiles of 16 cover every shape, partial tiles incl
     CHECK(x.grad() == Matrix<T>(seed.transpose()));
   }
 }
+
+TEST_CASE_TEMPLATE("transpose: a value also used directly gets both contributions (the tiles added, not assigned)", T,
+                   double, tapegrad::float50) {
+  // y = x^T + x on a 19 x 19 x: add's VJP reaches x first, so transpose's contribution is the second one
+  const Eigen::Index n = 19;
+  Matrix<T> a(n, n), seed(n, n);
+  for (Eigen::Index k = 0; k < a.size(); ++k) {
+    a.data()[k] = T(static_cast<long>(k % 23) - 11) / T(4);
+    seed.data()[k] = T(static_cast<long>(k % 31) - 15) / T(4);
+  }
+  Tape<T> tape;
+  auto x = tape.input(a, "x");
+  tape.backward(add(transpose(x), x), seed);
+  CHECK(x.grad() == Matrix<T>(seed.transpose() + seed));
+}
