@@ -17,7 +17,8 @@ TEST_CASE_TEMPLATE("transpose: gradient against central differences on a non-squ
 TEST_CASE_TEMPLATE("transpose: tiles of 16 cover every shape, partial tiles included, forward and backward", T, double,
                    tapegrad::float50) {
   // shapes below, at and across the tile's 16 in each direction; entries k / 8 are exact in every T
-  for (const auto& [rows, cols] : {std::pair{1, 1}, {3, 17}, {16, 16}, {37, 21}, {64, 5}}) {
+  for (const auto& shape : {std::pair{1, 1}, {3, 17}, {16, 16}, {37, 21}, {64, 5}}) {
+    const int rows = shape.first, cols = shape.second; // not a structured binding: clang 14 cannot capture one
     CAPTURE(rows);
     CAPTURE(cols);
     Matrix<T> a(rows, cols), seed(cols, rows);
