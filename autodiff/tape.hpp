@@ -89,6 +89,8 @@ public:
   template <class Fill> void accumulate_with(std::size_t k, Fill&& fill) {
     tape_.accumulate_with(tape_.parent(node_, k), std::forward<Fill>(fill));
   }
+  /// The tape's work matrix (see Tape::work()), for a VJP's temporaries; not the matrix accumulate_with fills.
+  Matrix<T>& work() { return tape_.work(); }
 
 private:
   friend class Tape<T>;
@@ -168,6 +170,11 @@ public:
     }
     return Matrix<T>(rows, cols);
   }
+
+  /// A work matrix for an op's temporaries, forward or VJP (product()'s transposed results), any shape,
+  /// contents unspecified: kept between uses, so a graph recorded again allocates no temporaries either.
+  /// One matrix: whoever resizes it next overwrites it. release() frees it.
+  Matrix<T>& work() { return work_; }
 
   /// Records a node of op `Op` computed from `parents`, with the parameters it was applied with. Used by
   /// ops/ (and by a user's own op); every parent must be a live Var of this tape.
@@ -363,6 +370,7 @@ private:
   std::deque<Node> nodes_;
   std::size_t size_ = 0;
   Matrix<T> scratch_; // accumulate_with's work matrix
+  Matrix<T> work_;    // work(): ops' temporaries
   std::uint64_t generation_ = 0;
   TapeOptions options_;
   bool swept_ = false; // a backward ran since the last zero_grad() or clear()
@@ -475,6 +483,7 @@ template <Real T> void Tape<T>::release() {
   nodes_.clear();
   nodes_.shrink_to_fit();
   scratch_.resize(0, 0);
+  work_.resize(0, 0);
 }
 
 template <Real T> typename Tape<T>::Stats Tape<T>::stats() const {

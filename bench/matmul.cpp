@@ -1,5 +1,6 @@
 // 64 x 64 matrix products in every scalar type: Eigen's GEMM against plain loops (i-k-j order over row-major
-// storage), to pick the kernel ops/matmul.hpp uses for each type. Items processed = multiply-adds.
+// storage), to pick the kernel ops/matmul.hpp uses for each type. Items processed = multiply-adds. And wide
+// double products (few rows, many columns) as they are against made transposed: transposed_is_faster's rule.
 #include <tapegrad/ops/matmul.hpp>
 
 #include <benchmark/benchmark.h>
@@ -46,6 +47,26 @@ template <class T> void BM_MatMulChosen(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n * n * n);
 }
 
+/// c (rows x cols) = a^T b with a: inner x rows, b: inner x cols, double: attention's d(loss)/d(K^T) at
+/// 64 x 512 x 512. `transposed` false: product() as Eigen hands it to BLAS; true: product() with a work
+/// matrix, which makes c^T and transposes it where transposed_is_faster says so (the label says which).
+void BM_WideProduct(benchmark::State& state, bool transposed) {
+  const Eigen::Index rows = state.range(0), cols = state.range(1), inner = state.range(2);
+  const Matrix<double> a = Matrix<double>::Random(inner, rows), b = Matrix<double>::Random(inner, cols);
+  Matrix<double> c(rows, cols), work;
+  for (auto _ : state) {
+    if (transposed)
+      product(c, a, Transposed::yes, b, Transposed::no, work);
+    else
+      product(c, a, Transposed::yes, b, Transposed::no);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.SetLabel(transposed && transposed_is_faster<double>(rows, cols, inner) ? "made transposed" : "as it is");
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * static_cast<double>(rows * cols * inner), benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
+}
+
 struct Mpfr50 {
   Mpfr50() { mpfr_real::default_precision(50); }
 } mpfr50;
@@ -56,6 +77,19 @@ struct Mpfr50 {
   BENCHMARK_TEMPLATE(BM_MatMulEigen, T)->Arg(64)->Unit(benchmark::kMicrosecond);                                       \
   BENCHMARK_TEMPLATE(BM_MatMulLoops, T)->Arg(64)->Unit(benchmark::kMicrosecond);                                       \
   BENCHMARK_TEMPLATE(BM_MatMulChosen, T)->Arg(64)->Unit(benchmark::kMicrosecond)
+
+// rows x cols x inner: attention's d/dK^T at T = 512 and 1024, the block's d/dX at T = 16, and shapes the
+// rule leaves alone (128 rows; inner 64)
+#define TAPEGRAD_WIDE_BENCH(name, transposed)                                                                          \
+  BENCHMARK_CAPTURE(BM_WideProduct, name, transposed)                                                                  \
+      ->Args({64, 512, 512})                                                                                           \
+      ->Args({64, 1024, 1024})                                                                                         \
+      ->Args({16, 256, 256})                                                                                           \
+      ->Args({128, 512, 512})                                                                                          \
+      ->Args({64, 512, 64})                                                                                            \
+      ->Unit(benchmark::kMicrosecond)
+TAPEGRAD_WIDE_BENCH(direct, false);
+TAPEGRAD_WIDE_BENCH(chosen, true);
 
 TAPEGRAD_MATMUL_BENCH(double);
 TAPEGRAD_MATMUL_BENCH(long double);

@@ -1,5 +1,6 @@
 #pragma once
 #include "../autodiff/operands.hpp"
+#include "transpose.hpp"
 
 #include <cassert>
 #include <type_traits>
@@ -58,6 +59,37 @@ template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, Transposed ta, 
     }
   }
 }
+/// Whether product() with a work matrix makes c (rows x cols, `inner` the dimension summed over) as the
+/// transpose of c^T = op(b)^T op(a)^T. Eigen hands a row-major product to BLAS as the column-major c^T, so
+/// a result with few rows is a dgemm with a small n: OpenBLAS (Haswell kernels on this machine) runs that
+/// up to 45% slower than the same product with m and n swapped (at attention's d(loss)/d(K^T), 64 x 512
+/// with inner 512: 742 against 653 us including the tiled transposed copy; bench_matmul BM_WideProduct).
+/// The copy costs one pass over c, so the swap pays only when the product is long: measured over rows 8 to
+/// 128, columns 128 to 2048 and inner 64 to 512, it won wherever rows <= 64, columns >= 2 rows and inner >= 128
+/// and lost or tied elsewhere (inner 64, rows 128, near-square results). Without BLAS (Eigen's own GEMM) and
+/// for every other scalar type, never.
+template <Real T> constexpr bool transposed_is_faster(Eigen::Index rows, Eigen::Index cols, Eigen::Index inner) {
+#ifdef EIGEN_USE_BLAS
+  return std::is_floating_point_v<T> && rows <= 64 && cols >= 2 * rows && inner >= 128;
+#else
+  (void)rows, (void)cols, (void)inner;
+  return false;
+#endif
+}
+
+/// c = op(a) op(b) as above, or, where transposed_is_faster says so, c^T made in `work` (resized as needed,
+/// contents unspecified before and after) and transposed into c. `work` must not be c, a or b.
+template <Real T>
+void product(Matrix<T>& c, const Matrix<T>& a, Transposed ta, const Matrix<T>& b, Transposed tb, Matrix<T>& work) {
+  assert(&work != &c && &work != &a && &work != &b);
+  const Eigen::Index inner = ta == Transposed::no ? a.cols() : a.rows();
+  if (!transposed_is_faster<T>(c.rows(), c.cols(), inner)) return product(c, a, ta, b, tb);
+  constexpr auto flip = [](Transposed t) { return t == Transposed::no ? Transposed::yes : Transposed::no; };
+  work.resize(c.cols(), c.rows());
+  product(work, b, flip(tb), a, flip(ta));
+  transpose_tiled(c, work);
+}
+
 template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, const Matrix<T>& b) {
   product(c, a, Transposed::no, b, Transposed::no);
 }
@@ -92,18 +124,25 @@ template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Param
   const Shape s = shape(in, p);
   tape.check_entries(s.rows, s.cols, [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
   Matrix<T> result = tape.buffer(s.rows, s.cols);
-  product(result, in[0].value(), in[1].value());
+  constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
+  product(result, in[0].value(), N, in[1].value(), N, tape.work());
   return tape.template record<MatMulOp>(
       in, std::move(result),
       [](Backprop<T>& bp) {
-        if constexpr (std::is_floating_point_v<T>) { // Eigen evaluates into the adjoint (+= is gemm's beta = 1)
-          bp.accumulate(0, bp.grad() * bp.input(1).transpose());
-          bp.accumulate(1, bp.input(0).transpose() * bp.grad());
+        const Matrix<T>&a = bp.input(0), &b = bp.input(1), &g = bp.grad();
+        if constexpr (std::is_floating_point_v<T>) {
+          // Eigen evaluates into the adjoint (+= is gemm's beta = 1), unless the transposed product is faster
+          if (transposed_is_faster<T>(a.rows(), a.cols(), g.cols()))
+            bp.accumulate_with(0, [&](Matrix<T>& da) { product(da, g, N, b, Tr, bp.work()); });
+          else
+            bp.accumulate(0, g * b.transpose());
+          if (transposed_is_faster<T>(b.rows(), b.cols(), g.rows()))
+            bp.accumulate_with(1, [&](Matrix<T>& db) { product(db, a, Tr, g, N, bp.work()); });
+          else
+            bp.accumulate(1, a.transpose() * g);
         } else { // written straight into the adjoint when it is the first contribution: no product temporary
-          bp.accumulate_with(
-              0, [&](Matrix<T>& da) { product(da, bp.grad(), Transposed::no, bp.input(1), Transposed::yes); });
-          bp.accumulate_with(
-              1, [&](Matrix<T>& db) { product(db, bp.input(0), Transposed::yes, bp.grad(), Transposed::no); });
+          bp.accumulate_with(0, [&](Matrix<T>& da) { product(da, g, N, b, Tr); });
+          bp.accumulate_with(1, [&](Matrix<T>& db) { product(db, a, Tr, g, N); });
         }
       },
       std::move(label));

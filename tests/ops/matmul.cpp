@@ -41,3 +41,66 @@ TEST_CASE("matmul: a shape mismatch names the op, both labels and both shapes") 
                        ShapeError);
   CHECK(tape.size() == 3); // nothing recorded by the failed calls
 }
+
+namespace {
+/// rows x cols with entries (k mod 17 - 8) / 8: the products and sums of the tests below stay multiples of
+/// 1/64 below 2^10, exact in double, so every order of summation (BLAS, made transposed, loops) agrees exactly.
+Matrix<double> exact_entries(Eigen::Index rows, Eigen::Index cols, long salt) {
+  Matrix<double> m(rows, cols);
+  for (Eigen::Index k = 0; k < m.size(); ++k)
+    m.data()[k] = static_cast<double>((k * 7 + salt) % 17 - 8) / 8;
+  return m;
+}
+} // namespace
+
+TEST_CASE("matmul: a product made transposed (few rows, many columns) equals the direct one in all four forms") {
+#ifdef EIGEN_USE_BLAS
+  constexpr bool blas = true;
+#else
+  constexpr bool blas = false;
+#endif
+  CHECK(transposed_is_faster<double>(64, 256, 128) == blas);
+  CHECK(transposed_is_faster<double>(16, 256, 256) == blas);
+  CHECK_FALSE(transposed_is_faster<double>(128, 256, 128)); // too many rows
+  CHECK_FALSE(transposed_is_faster<double>(64, 64, 256));   // square
+  CHECK_FALSE(transposed_is_faster<double>(64, 256, 64));   // too short a product for the copy to pay
+  CHECK_FALSE(transposed_is_faster<tapegrad::float50>(64, 256, 128));
+  constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
+  for (const auto& [rows, cols, inner] :
+       {std::array<Eigen::Index, 3>{64, 256, 128}, {16, 256, 256}, {128, 256, 128}, {64, 64, 256}, {1, 130, 200}})
+    for (const Transposed ta : {N, Tr})
+      for (const Transposed tb : {N, Tr}) {
+        const std::string form = std::to_string(rows) + " x " + std::to_string(cols) + ", inner " +
+                                 std::to_string(inner) + (ta == Tr ? ", a^T" : ", a") + (tb == Tr ? " b^T" : " b");
+        CAPTURE(form);
+        // a and b stored as the form reads them
+        const Matrix<double> a = ta == N ? exact_entries(rows, inner, 1) : exact_entries(inner, rows, 1);
+        const Matrix<double> b = tb == N ? exact_entries(inner, cols, 2) : exact_entries(cols, inner, 2);
+        const Matrix<double> opa = ta == N ? a : Matrix<double>(a.transpose());
+        const Matrix<double> opb = tb == N ? b : Matrix<double>(b.transpose());
+        const Matrix<double> expected = matmul_loops(opa, opb);
+        Matrix<double> c(rows, cols), work = Matrix<double>::Constant(3, 5, 99); // a work matrix of another shape
+        product(c, a, ta, b, tb, work);
+        CHECK(c == expected);
+      }
+}
+
+TEST_CASE("matmul: gradients through products made transposed, as the first contribution and as the second") {
+  // c1 = a1 b1 (16 x 256, inner 256): its value and d/da1 (16 x 256, inner 256) are wide. b2 (64 x 256) feeds
+  // two products, a2 b2 and a3 b2 (128 x 64 by 64 x 256): d/db2 (64 x 256, inner 128) is wide in both, the
+  // second added to the first. y = sum(c1 (*) G1) + sum(a2 b2 (*) G2) + sum(a3 b2 (*) G3): d/dc = G.
+  const Matrix<double> A1 = exact_entries(16, 256, 1), B1 = exact_entries(256, 256, 2), G1 = exact_entries(16, 256, 3);
+  const Matrix<double> A2 = exact_entries(128, 64, 4), A3 = exact_entries(128, 64, 5), B2 = exact_entries(64, 256, 6);
+  const Matrix<double> G2 = exact_entries(128, 256, 7), G3 = exact_entries(128, 256, 8);
+  Tape<double> tape;
+  auto a1 = tape.input(A1, "a1"), b1 = tape.input(B1, "b1"), a2 = tape.input(A2, "a2"), a3 = tape.input(A3, "a3"),
+       b2 = tape.input(B2, "b2"), g1 = tape.input(G1, "G1"), g2 = tape.input(G2, "G2"), g3 = tape.input(G3, "G3");
+  auto c1 = matmul(a1, b1);
+  CHECK(c1.value() == matmul_loops(A1, B1));
+  tape.backward(add(add(sum(hadamard(c1, g1)), sum(hadamard(matmul(a2, b2), g2))), sum(hadamard(matmul(a3, b2), g3))));
+  CHECK(a1.grad() == matmul_loops(G1, Matrix<double>(B1.transpose())));
+  CHECK(b1.grad() == matmul_loops(Matrix<double>(A1.transpose()), G1));
+  CHECK(b2.grad() == Matrix<double>(matmul_loops(Matrix<double>(A2.transpose()), G2) +
+                                    matmul_loops(Matrix<double>(A3.transpose()), G3)));
+  CHECK(a2.grad() == matmul_loops(G2, Matrix<double>(B2.transpose())));
+}
