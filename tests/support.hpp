@@ -43,6 +43,18 @@ void check_close(const std::string& what, const Matrix<T>& actual, const Matrix<
   CHECK(err <= tol);
 }
 
+/// rows x cols, entry k (in storage order) ((k + salt) mod period - period / 2) / divisor: small dyadic numbers,
+/// exact in every binary T, a pattern that does not repeat within `period` entries. With divisor a power of 2
+/// and sums short enough, products and sums of them stay exact too, so any order of summation gives the same
+/// bits and results can be compared with ==.
+template <Real T>
+Matrix<T> exact_entries(Eigen::Index rows, Eigen::Index cols, long period, long divisor, long salt = 0) {
+  Matrix<T> m(rows, cols);
+  for (Eigen::Index k = 0; k < m.size(); ++k)
+    m.data()[k] = T((static_cast<long>(k) + salt) % period - period / 2) / T(divisor);
+  return m;
+}
+
 /// Seeded random matrices with entries k/8, k drawn uniformly from [lo, hi]: exact in every binary T, so
 /// every precision sees the same problem. The seed is printed when the generator is made.
 class RandomMatrices {

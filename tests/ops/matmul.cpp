@@ -43,13 +43,10 @@ TEST_CASE("matmul: a shape mismatch names the op, both labels and both shapes") 
 }
 
 namespace {
-/// rows x cols with entries (k mod 17 - 8) / 8: the products and sums of the tests below stay multiples of
-/// 1/64 below 2^10, exact in double, so every order of summation (BLAS, made transposed, loops) agrees exactly.
+/// Entries j / 8 for j in -8 ... 8: the products and sums below stay multiples of 1/64 of magnitude at most
+/// 256, exact in double, so BLAS, the transposed product and the loops agree bit for bit.
 Matrix<double> exact_entries(Eigen::Index rows, Eigen::Index cols, long salt) {
-  Matrix<double> m(rows, cols);
-  for (Eigen::Index k = 0; k < m.size(); ++k)
-    m.data()[k] = static_cast<double>((k * 7 + salt) % 17 - 8) / 8;
-  return m;
+  return test::exact_entries<double>(rows, cols, 17, 8, salt);
 }
 } // namespace
 

@@ -16,16 +16,12 @@ TEST_CASE_TEMPLATE("transpose: gradient against central differences on a non-squ
 
 TEST_CASE_TEMPLATE("transpose: tiles of 16 cover every shape, partial tiles included, forward and backward", T, double,
                    tapegrad::float50) {
-  // shapes below, at and across the tile's 16 in each direction; entries k / 8 are exact in every T
+  // shapes below, at and across the tile's 16 in each direction; entries k / 8, exact in every T
   for (const auto& shape : {std::pair{1, 1}, {3, 17}, {16, 16}, {37, 21}, {64, 5}}) {
     const int rows = shape.first, cols = shape.second; // not a structured binding: clang 14 cannot capture one
     CAPTURE(rows);
     CAPTURE(cols);
-    Matrix<T> a(rows, cols), seed(cols, rows);
-    for (Eigen::Index k = 0; k < a.size(); ++k) {
-      a.data()[k] = T(static_cast<long>(k % 61) - 30) / T(8);
-      seed.data()[k] = T(static_cast<long>(k % 29) - 14) / T(8);
-    }
+    const Matrix<T> a = test::exact_entries<T>(rows, cols, 61, 8), seed = test::exact_entries<T>(cols, rows, 29, 8);
     Tape<T> tape;
     auto x = tape.input(a, "a");
     auto t = transpose(x);
@@ -39,11 +35,7 @@ TEST_CASE_TEMPLATE("transpose: a value also used directly gets both contribution
                    double, tapegrad::float50) {
   // y = x^T + x on a 19 x 19 x: add's VJP reaches x first, so transpose's contribution is the second one
   const Eigen::Index n = 19;
-  Matrix<T> a(n, n), seed(n, n);
-  for (Eigen::Index k = 0; k < a.size(); ++k) {
-    a.data()[k] = T(static_cast<long>(k % 23) - 11) / T(4);
-    seed.data()[k] = T(static_cast<long>(k % 31) - 15) / T(4);
-  }
+  const Matrix<T> a = test::exact_entries<T>(n, n, 23, 4), seed = test::exact_entries<T>(n, n, 31, 4);
   Tape<T> tape;
   auto x = tape.input(a, "x");
   tape.backward(add(transpose(x), x), seed);
