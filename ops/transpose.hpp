@@ -8,9 +8,8 @@ namespace tapegrad {
 
 /// out = a^T (out shaped n x m already, not a itself), in 16 x 16 tiles: a whole transposed copy reads a's
 /// columns with a stride of a row and touches a new cache line per entry; a tile of doubles reads 32 lines
-/// (16 rows of 128 bytes) and writes 32. At attention's
-/// K (512 x 64) the tiles took 7.5 us and Eigen's whole-matrix transposed copy 24.8 us (bench/elementwise.cpp,
-/// BM_Transpose, one run).
+/// (16 rows of 128 bytes) and writes 32. At attention's K (512 x 64) the tiles took 7.5 us and Eigen's
+/// whole-matrix transposed copy 24.8 us (bench/elementwise.cpp, BM_Transpose, one run).
 template <Real T> void transpose_tiled(Matrix<T>& out, const Matrix<T>& a) {
   assert(out.rows() == a.cols() && out.cols() == a.rows() && &out != &a);
   constexpr Eigen::Index tile = 16;
