@@ -89,7 +89,8 @@ public:
   template <class Fill> void accumulate_with(std::size_t k, Fill&& fill) {
     tape_.accumulate_with(tape_.parent(node_, k), std::forward<Fill>(fill));
   }
-  /// The tape's work matrix (see Tape::work()), for a VJP's temporaries; not the matrix accumulate_with fills.
+  /// The tape's work matrix (see Tape::work(): every use overwrites it), for a VJP's temporaries; never the
+  /// matrix accumulate_with fills.
   Matrix<T>& work() { return tape_.work(); }
 
 private:
@@ -172,8 +173,10 @@ public:
   }
 
   /// A work matrix for an op's temporaries, forward or VJP (product()'s transposed results), any shape,
-  /// contents unspecified: kept between uses, so a graph recorded again allocates no temporaries either.
-  /// One matrix: whoever resizes it next overwrites it. release() frees it.
+  /// contents unspecified. Kept between uses: it is reallocated only when its size changes. One matrix that
+  /// every use overwrites (matmul's forward and VJP, product() with it): hold nothing in it across an op
+  /// call, record() or an accumulate_with whose fill uses it, and never pass it as an operand. A tape is used
+  /// by one thread at a time (the checker's threads each record on their own tapes). release() frees it.
   Matrix<T>& work() { return work_; }
 
   /// Records a node of op `Op` computed from `parents`, with the parameters it was applied with. Used by

@@ -59,29 +59,35 @@ template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, Transposed ta, 
     }
   }
 }
+
+/// Whether the build hands float and double products to BLAS (CMake defines EIGEN_USE_BLAS when it links OpenBLAS).
+#ifdef EIGEN_USE_BLAS
+inline constexpr bool products_use_blas = true;
+#else
+inline constexpr bool products_use_blas = false;
+#endif
+
 /// Whether product() with a work matrix makes c (rows x cols, `inner` the dimension summed over) as the
 /// transpose of c^T = op(b)^T op(a)^T. Eigen hands a row-major product to BLAS as the column-major c^T, so
-/// a result with few rows is a dgemm with a small n: OpenBLAS (Haswell kernels on this machine) runs that
-/// up to 45% slower than the same product with m and n swapped (at attention's d(loss)/d(K^T), 64 x 512
-/// with inner 512: 742 against 653 us including the tiled transposed copy; bench_matmul BM_WideProduct).
-/// The copy costs one pass over c, so the swap pays only when the product is long: measured over rows 8 to
-/// 128, columns 128 to 2048 and inner 64 to 512, it won wherever rows <= 64, columns >= 2 rows and inner >= 128
-/// and lost or tied elsewhere (inner 64, rows 128, near-square results). Without BLAS (Eigen's own GEMM) and
-/// for every other scalar type, never.
+/// a result with few rows is a dgemm with a small n, which OpenBLAS (its Haswell kernels on this machine)
+/// runs slower than the same product with m and n swapped: bench_matmul BM_WideProduct (a^T b, medians of 3,
+/// one run, the tiled transposed copy included) 738 against 655 us at attention's d(loss)/d(K^T), 64 x 512
+/// with inner 512; 3053 against 2545 at 64 x 1024 x 1024; 81.7 against 51.9 at 16 x 256 x 256. The copy costs
+/// one pass over c, so the swap pays only for a long product: in a sweep of rows 8 to 128, columns 128 to
+/// 2048 and inner 64 to 512 it won wherever rows <= 64, columns >= 2 rows and inner >= 128, and lost or tied
+/// elsewhere (inner 64, rows 128, near-square results). Fewer than 8 rows was not measured, nor float: the
+/// rule is for double through BLAS only, never for another type or Eigen's own GEMM.
 template <Real T> constexpr bool transposed_is_faster(Eigen::Index rows, Eigen::Index cols, Eigen::Index inner) {
-#ifdef EIGEN_USE_BLAS
-  return std::is_floating_point_v<T> && rows <= 64 && cols >= 2 * rows && inner >= 128;
-#else
-  (void)rows, (void)cols, (void)inner;
-  return false;
-#endif
+  return products_use_blas && std::is_same_v<T, double> && rows >= 8 && rows <= 64 && cols >= 2 * rows && inner >= 128;
 }
 
 /// c = op(a) op(b) as above, or, where transposed_is_faster says so, c^T made in `work` (resized as needed,
-/// contents unspecified before and after) and transposed into c. `work` must not be c, a or b.
+/// overwritten: it must hold nothing the caller needs) and transposed into c. UsageError if `work` is c, a
+/// or b (resizing it would free an operand).
 template <Real T>
 void product(Matrix<T>& c, const Matrix<T>& a, Transposed ta, const Matrix<T>& b, Transposed tb, Matrix<T>& work) {
-  assert(&work != &c && &work != &a && &work != &b);
+  if (&work == &c || &work == &a || &work == &b)
+    throw UsageError("product: the work matrix is also the result or an operand");
   const Eigen::Index inner = ta == Transposed::no ? a.cols() : a.rows();
   if (!transposed_is_faster<T>(c.rows(), c.cols(), inner)) return product(c, a, ta, b, tb);
   constexpr auto flip = [](Transposed t) { return t == Transposed::no ? Transposed::yes : Transposed::no; };
@@ -129,7 +135,9 @@ template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Param
   return tape.template record<MatMulOp>(
       in, std::move(result),
       [](Backprop<T>& bp) {
-        const Matrix<T>&a = bp.input(0), &b = bp.input(1), &g = bp.grad();
+        const Matrix<T>& a = bp.input(0);
+        const Matrix<T>& b = bp.input(1);
+        const Matrix<T>& g = bp.grad();
         if constexpr (std::is_floating_point_v<T>) {
           // Eigen evaluates into the adjoint (+= is gemm's beta = 1), unless the transposed product is faster
           if (transposed_is_faster<T>(a.rows(), a.cols(), g.cols()))

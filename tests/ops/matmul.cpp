@@ -1,5 +1,7 @@
 #include "../support.hpp"
 
+#include <array>
+
 using namespace tapegrad;
 using chapter::matrix;
 
@@ -43,28 +45,33 @@ TEST_CASE("matmul: a shape mismatch names the op, both labels and both shapes") 
 }
 
 namespace {
-/// Entries j / 8 for j in -8 ... 8: the products and sums below stay multiples of 1/64 of magnitude at most
-/// 256, exact in double, so BLAS, the transposed product and the loops agree bit for bit.
+/// Entries j / 8 for j in -9 ... 9: the products and sums below stay multiples of 1/64 of magnitude under
+/// 2^10, exact in double, so BLAS, the transposed product and the loops agree bit for bit. A period dividing
+/// a square matrix's width minus 1 would make it symmetric (the entry a function of i + j), hiding a missing
+/// transpose: 19 divides none of 255, 127, 63, 15, 129 and 199.
 Matrix<double> exact_entries(Eigen::Index rows, Eigen::Index cols, long salt) {
-  return test::exact_entries<double>(rows, cols, 17, 8, salt);
+  return test::exact_entries<double>(rows, cols, 19, 8, salt);
 }
 } // namespace
 
 TEST_CASE("matmul: a product made transposed (few rows, many columns) equals the direct one in all four forms") {
-#ifdef EIGEN_USE_BLAS
-  constexpr bool blas = true;
-#else
-  constexpr bool blas = false;
-#endif
-  CHECK(transposed_is_faster<double>(64, 256, 128) == blas);
-  CHECK(transposed_is_faster<double>(16, 256, 256) == blas);
-  CHECK_FALSE(transposed_is_faster<double>(128, 256, 128)); // too many rows
-  CHECK_FALSE(transposed_is_faster<double>(64, 64, 256));   // square
-  CHECK_FALSE(transposed_is_faster<double>(64, 256, 64));   // too short a product for the copy to pay
+  CHECK(transposed_is_faster<double>(64, 256, 128) == products_use_blas);
+  CHECK(transposed_is_faster<double>(16, 256, 256) == products_use_blas);
+  CHECK(transposed_is_faster<double>(8, 130, 200) == products_use_blas);
+  CHECK_FALSE(transposed_is_faster<double>(128, 256, 128));     // too many rows
+  CHECK_FALSE(transposed_is_faster<double>(64, 64, 256));       // square
+  CHECK_FALSE(transposed_is_faster<double>(64, 256, 64));       // too short a product for the copy to pay
+  CHECK_FALSE(transposed_is_faster<double>(1, 256, 256));       // fewer rows than measured
+  CHECK_FALSE(transposed_is_faster<float>(64, 256, 128));       // not measured
+  CHECK_FALSE(transposed_is_faster<long double>(64, 256, 128)); // Eigen's own GEMM
   CHECK_FALSE(transposed_is_faster<tapegrad::float50>(64, 256, 128));
   constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
-  for (const auto& [rows, cols, inner] :
-       {std::array<Eigen::Index, 3>{64, 256, 128}, {16, 256, 256}, {128, 256, 128}, {64, 64, 256}, {1, 130, 200}})
+  for (const auto& [rows, cols, inner] : {std::array<Eigen::Index, 3>{64, 256, 128},
+                                          {16, 256, 256},
+                                          {128, 256, 128},
+                                          {64, 64, 256},
+                                          {8, 130, 200},
+                                          {1, 130, 200}})
     for (const Transposed ta : {N, Tr})
       for (const Transposed tb : {N, Tr}) {
         const std::string form = std::to_string(rows) + " x " + std::to_string(cols) + ", inner " +
@@ -80,24 +87,35 @@ TEST_CASE("matmul: a product made transposed (few rows, many columns) equals the
         product(c, a, ta, b, tb, work);
         CHECK(c == expected);
       }
+  Matrix<double> a = exact_entries(16, 256, 1), b = exact_entries(256, 256, 2), c(16, 256);
+  CHECK_THROWS_WITH_AS(product(c, a, N, b, N, b), "product: the work matrix is also the result or an operand",
+                       UsageError);
+  CHECK_THROWS_AS(product(c, a, N, b, N, c), UsageError);
 }
 
 TEST_CASE("matmul: gradients through products made transposed, as the first contribution and as the second") {
-  // c1 = a1 b1 (16 x 256, inner 256): its value and d/da1 (16 x 256, inner 256) are wide. b2 (64 x 256) feeds
-  // two products, a2 b2 and a3 b2 (128 x 64 by 64 x 256): d/db2 (64 x 256, inner 128) is wide in both, the
-  // second added to the first. y = sum(c1 (*) G1) + sum(a2 b2 (*) G2) + sum(a3 b2 (*) G3): d/dc = G.
-  const Matrix<double> A1 = exact_entries(16, 256, 1), B1 = exact_entries(256, 256, 2), G1 = exact_entries(16, 256, 3);
+  // a1 (16 x 256) feeds a1 b1 and a1 b3 (by 256 x 256): the values and both d/da1 (16 x 256, inner 256) are
+  // wide, the second added to the first. b2 (64 x 256) feeds a2 b2 and a3 b2 (128 x 64 by 64 x 256): d/db2
+  // (64 x 256, inner 128) is wide in both. y = sum over the four products P of sum(P (*) G_P): d/dP = G_P.
+  REQUIRE(transposed_is_faster<double>(16, 256, 256) == products_use_blas);
+  REQUIRE(transposed_is_faster<double>(64, 256, 128) == products_use_blas);
+  const Matrix<double> A1 = exact_entries(16, 256, 1), B1 = exact_entries(256, 256, 2), B3 = exact_entries(256, 256, 9);
   const Matrix<double> A2 = exact_entries(128, 64, 4), A3 = exact_entries(128, 64, 5), B2 = exact_entries(64, 256, 6);
+  const Matrix<double> G1 = exact_entries(16, 256, 3), G4 = exact_entries(16, 256, 10);
   const Matrix<double> G2 = exact_entries(128, 256, 7), G3 = exact_entries(128, 256, 8);
+  REQUIRE(B1 != Matrix<double>(B1.transpose())); // a missing transpose would show
+  const auto t = [](const Matrix<double>& m) { return Matrix<double>(m.transpose()); };
   Tape<double> tape;
-  auto a1 = tape.input(A1, "a1"), b1 = tape.input(B1, "b1"), a2 = tape.input(A2, "a2"), a3 = tape.input(A3, "a3"),
-       b2 = tape.input(B2, "b2"), g1 = tape.input(G1, "G1"), g2 = tape.input(G2, "G2"), g3 = tape.input(G3, "G3");
+  auto a1 = tape.input(A1, "a1"), b1 = tape.input(B1, "b1"), b3 = tape.input(B3, "b3"), a2 = tape.input(A2, "a2"),
+       a3 = tape.input(A3, "a3"), b2 = tape.input(B2, "b2"), g1 = tape.input(G1, "G1"), g4 = tape.input(G4, "G4"),
+       g2 = tape.input(G2, "G2"), g3 = tape.input(G3, "G3");
   auto c1 = matmul(a1, b1);
   CHECK(c1.value() == matmul_loops(A1, B1));
-  tape.backward(add(add(sum(hadamard(c1, g1)), sum(hadamard(matmul(a2, b2), g2))), sum(hadamard(matmul(a3, b2), g3))));
-  CHECK(a1.grad() == matmul_loops(G1, Matrix<double>(B1.transpose())));
-  CHECK(b1.grad() == matmul_loops(Matrix<double>(A1.transpose()), G1));
-  CHECK(b2.grad() == Matrix<double>(matmul_loops(Matrix<double>(A2.transpose()), G2) +
-                                    matmul_loops(Matrix<double>(A3.transpose()), G3)));
-  CHECK(a2.grad() == matmul_loops(G2, Matrix<double>(B2.transpose())));
+  auto y = add(add(sum(hadamard(c1, g1)), sum(hadamard(matmul(a1, b3), g4))),
+               add(sum(hadamard(matmul(a2, b2), g2)), sum(hadamard(matmul(a3, b2), g3))));
+  tape.backward(y);
+  CHECK(a1.grad() == Matrix<double>(matmul_loops(G1, t(B1)) + matmul_loops(G4, t(B3))));
+  CHECK(b1.grad() == matmul_loops(t(A1), G1));
+  CHECK(b2.grad() == Matrix<double>(matmul_loops(t(A2), G2) + matmul_loops(t(A3), G3)));
+  CHECK(a2.grad() == matmul_loops(G2, t(B2)));
 }
