@@ -131,6 +131,18 @@ template <Real T> std::string check_stats(const CheckArgs& args) {
   return "the random case's " + stats_line(tape);
 }
 
+/// A tensor as the format writes it, nested by rank: a rank-0 value is a bare decimal string, a rank-r value a
+/// list of its rank r - 1 slices (a matrix a list of rows of decimal strings). `m` holds the entries row-major.
+template <Real T>
+nlohmann::ordered_json tensor_json(const Matrix<T>& m, const Shape& shape, std::size_t depth = 0, Eigen::Index at = 0) {
+  if (depth == shape.rank()) return to_decimal(m.data()[at]);
+  const Eigen::Index inner = shape.drop_front(depth + 1).numel();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (Eigen::Index i = 0; i < shape[depth]; ++i)
+    list.push_back(tensor_json(m, shape, depth + 1, at + i * inner));
+  return list;
+}
+
 /// A matrix as the format writes it: a list of rows of decimal strings.
 template <Real T> nlohmann::ordered_json matrix_json(const Matrix<T>& m) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -169,7 +181,7 @@ template <Real T> std::string run_jacobian(const GraphSpec& spec, const GradArgs
     doc["node"] = args.jacobian;
     doc["rows"] = y.rows();
     doc["cols"] = y.cols();
-    doc["value"] = matrix_json(y.value());
+    doc["value"] = tensor_json(y.value(), y.shape());
     nlohmann::ordered_json jacobians = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < in.size(); ++k)
       jacobians[graph.names()[k]] = matrix_json(J[k]);
@@ -181,7 +193,7 @@ template <Real T> std::string run_jacobian(const GraphSpec& spec, const GradArgs
   text << "graph " << spec.file << (spec.description.empty() ? "" : ": " + spec.description) << "\n"
        << "precision " << args.precision << " (" << scalar_name<T>() << ", " << max_digits10<T>()
        << " significant digits shown)\n"
-       << name << " (" << shape_string(y.rows(), y.cols()) << ")\n"
+       << name << " (" << shape_string(y.shape()) << ")\n"
        << format_matrix(y.value(), max_digits10<T>(), "  ") << "\nJacobians d" << name
        << "/d(input): one row per entry of " << name << " (" << y.rows() * y.cols()
        << ", row-major), one column per entry of the input (row-major):\n";
@@ -200,6 +212,7 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
   const Var<T> out = graph.output_of(all);
   tape.backward(out);
   const std::size_t n_inputs = graph.inputs().size();
+  const std::size_t n_fixed = n_inputs + graph.constant_names().size(); // inputs, then real constants, then nodes
 
   // Fan-out audit: who consumes each node, and how many adjoint contributions the sweep added into it.
   std::vector<std::vector<std::string>> consumers(tape.size());
@@ -225,11 +238,11 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
     nlohmann::ordered_json values = nlohmann::ordered_json::object(), grads = nlohmann::ordered_json::object(),
                            node_grads = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < all.size(); ++k) {
-      values[all[k].label()] = matrix_json(all[k].value());
+      values[all[k].label()] = tensor_json(all[k].value(), all[k].shape());
       if (k < n_inputs)
-        grads[all[k].label()] = matrix_json(all[k].grad());
-      else
-        node_grads[all[k].label()] = matrix_json(all[k].grad());
+        grads[all[k].label()] = tensor_json(all[k].grad(), all[k].shape());
+      else if (k >= n_fixed) // a constant has no gradient
+        node_grads[all[k].label()] = tensor_json(all[k].grad(), all[k].shape());
     }
     doc["values"] = std::move(values);
     doc["gradients"] = std::move(grads);
@@ -249,7 +262,8 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
        << " significant digits shown)\n"
        << spec.output << " = " << to_decimal(out.value()(0, 0)) << "\n\nvalues:\n";
   for (const Var<T>& v : all)
-    text << v.label() << " (" << shape_string(v.rows(), v.cols()) << ")\n"
+    text << v.label() << " (" << shape_string(v.shape()) << (v.rank() == 2 ? "" : ", shown as its trailing rows")
+         << ")\n"
          << format_matrix(v.value(), max_digits10<T>(), "  ");
   text << "\ngradients d" << spec.output << "/d(input):\n";
   for (std::size_t k = 0; k < all.size(); ++k) {
@@ -257,6 +271,7 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
       if (!args.all_nodes) break;
       text << "\ngradients d" << spec.output << "/d(node):\n";
     }
+    if (k >= n_inputs && k < n_fixed) continue; // a constant has no gradient
     text << "d" << all[k].label() << "\n" << format_matrix(all[k].grad(), max_digits10<T>(), "  ");
   }
   if (args.stats) text << "\n" << stats_line(tape) << "\n";
@@ -299,8 +314,7 @@ std::string run_hessian(const GraphSpec& spec, const std::string& precision, con
        << "precision " << precision << " (" << scalar_name<T>() << "), forward over reverse (Tape<Dual<T>>)\n"
        << spec.output << " = " << to_decimal(value) << "\n\nHessian d2 " << spec.output << " / d x d x, x = ";
   for (std::size_t k = 0; k < graph.inputs().size(); ++k)
-    text << (k ? ", " : "") << graph.names()[k] << " ("
-         << shape_string(graph.inputs()[k].rows(), graph.inputs()[k].cols()) << ")";
+    text << (k ? ", " : "") << graph.names()[k] << " (" << shape_string(graph.shapes()[k]) << ")";
   text << " flattened, each row-major (" << H.rows() << " x " << H.cols() << "):\n"
        << format_matrix(H, max_digits10<T>(), "  ");
   return text.str();
@@ -328,7 +342,7 @@ template <Real T> std::string run_dot(const GraphSpec& spec, const DotArgs& args
     Tape<mpfr_real> reference;
     std::vector<Var<mpfr_real>> in;
     for (std::size_t k = 0; k < graph.inputs().size(); ++k)
-      in.push_back(reference.input(convert<mpfr_real>(graph.inputs()[k]), graph.names()[k]));
+      in.push_back(reference.input(convert<mpfr_real>(graph.inputs()[k]), graph.shapes()[k], graph.names()[k]));
     graph.record(reference, in);
     verdict = node_verdicts(tape, reference, args.seed);
   }

@@ -23,16 +23,16 @@ CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, co
     list += (list.empty() ? "" : ", ") + spec.inputs[k].first;
   }
   std::vector<std::string> wrt;
-  std::vector<const MatrixText*> given_of(spec.inputs.size(), nullptr); // per input, its given gradient if any
+  std::vector<const TensorText*> given_of(spec.inputs.size(), nullptr); // per input, its given gradient if any
   for (const auto& [name, m] : given.gradients) {
     const auto at = input_at.find(name);
     if (at == input_at.end())
       throw GraphFileError(given.file + ": gradient of '" + name + "': " + spec.file + " has no input '" + name +
                            "' (its inputs: " + list + ")");
-    const MatrixText& input = spec.inputs[at->second].second;
-    if (input.rows != m.rows || input.cols != m.cols)
-      throw ShapeError(given.file + ": the gradient of '" + name + "' is " + shape_string(m.rows, m.cols) +
-                       " but input '" + name + "' of " + spec.file + " is " + shape_string(input.rows, input.cols));
+    const TensorText& input = spec.inputs[at->second].second;
+    if (!(input.shape == m.shape))
+      throw ShapeError(given.file + ": the gradient of '" + name + "' is " + shape_string(m.shape) + " but input '" +
+                       name + "' of " + spec.file + " is " + shape_string(input.shape));
     given_of[at->second] = &m;
     wrt.push_back(name);
   }

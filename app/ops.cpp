@@ -12,7 +12,13 @@
 namespace tapegrad::app {
 namespace {
 
-std::string arity_text(const OpInfo& op) { return std::to_string(op.arity) + (op.variadic ? " or more" : ""); }
+std::string arity_text(const OpInfo& op) {
+  std::string text = std::to_string(op.arity) + (op.variadic ? " or more" : "");
+  for (const ConstOperand& c : op.const_operands)
+    text += std::string(" + ") + (c.optional ? "optional " : "") + (c.boolean ? "bool" : "int") + " constant " +
+            std::string(c.param) + " (argument " + std::to_string(c.position) + ")";
+  return text;
+}
 
 /// The parameters graph files take (C++-only options are not shown).
 std::vector<const ParamSpec*> file_params(const OpInfo& op) {
@@ -49,6 +55,8 @@ nlohmann::ordered_json default_json(const ParamSpec& p) {
   if (p.default_value.empty()) return nullptr;
   const std::string text(p.default_value);
   if (p.type == ParamType::integer) return std::stol(text);
+  if (p.type == ParamType::boolean) return text == "true";
+  if (p.type == ParamType::choice) return text;
   return text; // a number's exact decimal, as a graph file may write it
 }
 

@@ -17,10 +17,13 @@
 
 #include "error.hpp"
 #include "real.hpp"
+#include "shape.hpp"
+#include "tensor.hpp"
 
 #include <array>
 #include <cassert>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,10 +36,15 @@ namespace tapegrad {
 
 /// How a parameter is written in a graph file.
 enum class ParamType {
-  number,  ///< an exact decimal (JSON number or decimal string), rounded once into the precision
-  integer, ///< a JSON integer ("1", 1.0 and 1e0 are not)
-  indices, ///< a non-empty list of JSON integers >= 0
-  flags,   ///< a non-empty list of 0 and 1
+  number,       ///< an exact decimal (JSON number or decimal string), rounded once into the precision
+  integer,      ///< a JSON integer ("1", 1.0 and 1e0 are not)
+  indices,      ///< a non-empty list of JSON integers >= 0
+  flags,        ///< a non-empty list of 0 and 1
+  dims,         ///< dims: a JSON integer or a non-empty list of them (negative counts from the end)
+  integer_list, ///< a list of JSON integers, possibly empty (a shape's sizes, a permutation of dims)
+  boolean,      ///< a JSON bool
+  choice,       ///< one of the strings ParamSpec::choices lists ("approximate": "none" or "tanh")
+  constant,     ///< an int or bool constant operand (OpInfo::const_operands): a graph file gives it among the args
 };
 
 inline const char* param_type_name(ParamType t) {
@@ -49,6 +57,16 @@ inline const char* param_type_name(ParamType t) {
     return "indices";
   case ParamType::flags:
     return "flags";
+  case ParamType::dims:
+    return "dims";
+  case ParamType::integer_list:
+    return "integer list";
+  case ParamType::boolean:
+    return "boolean";
+  case ParamType::choice:
+    return "choice";
+  case ParamType::constant:
+    return "constant";
   }
   return "?";
 }
@@ -72,7 +90,18 @@ struct ParamSpec {
   std::string_view doc;
   bool in_files = true;  ///< false: a C++-only option (graph files and `tapegrad ops` do not show it)
   bool optional = false; ///< may be absent, with no default: its absence has a meaning of its own (sum's "axis")
+  std::span<const std::string_view> choices{}; ///< ParamType::choice: the strings it may be
   bool required() const { return default_value.empty() && !optional; }
+};
+
+/// An int or bool operand of an op (targets, token ids, a mask): a constant, never differentiated, so a node keeps
+/// it as a parameter (ParamType::constant), not as a parent. A graph file writes it among the args, as the name of
+/// an int or bool constant, at `position`.
+struct ConstOperand {
+  std::size_t position = 0;    ///< among the args of a graph file's node
+  std::string_view param = {}; ///< the parameter that holds it on the node
+  bool boolean = false;        ///< a bool constant (a mask); else an int one (indices)
+  bool optional = false;       ///< may be left out (cross_entropy's v2 form has no target operand)
 };
 
 /// An op's descriptor: one per op, a constexpr static member of its struct. Nodes point at it, so its
@@ -91,8 +120,12 @@ struct OpInfo {
   bool row_normaliser = false;   ///< softmax-like: each row sums to 1 (the saturation guard looks at it)
   bool kink = false;  ///< not differentiable where an operand entry is 0 (relu, abs): the kink guard looks at it
   bool masks = false; ///< its value may hold -inf on purpose (anomaly mode allows it)
-  bool input = false; ///< a leaf of the tape, not an op
+  /// Its value carries no derivative (detach): a constant from here on. Finite differences hold it at its
+  /// recorded value; the per-node check does not difference it (its VJP is 0 by definition, not by its values).
+  bool detaches = false;
+  bool input = false;                ///< a leaf of the tape, not an op
   std::span<const Domain> domains{}; ///< per operand, where its entries must lie; operands past the list: anywhere
+  std::span<const ConstOperand> const_operands{}; ///< its int and bool operands, besides the `arity` real ones
 };
 
 /// OpInfo::domains of a unary op defined for entries > 0 (log, sqrt).
@@ -116,6 +149,12 @@ inline constexpr OpInfo input_op{.name = "input",
                                  .masks = true, // a score masked by hand may be -inf
                                  .input = true};
 
+/// A choice parameter's string (ParamType::choice).
+struct Choice {
+  std::string value;
+  friend bool operator==(const Choice&, const Choice&) = default;
+};
+
 /// A number parameter: its value in T and, when it came from text (a graph file), the exact decimal.
 template <Real T> struct Number {
   T value;
@@ -127,7 +166,10 @@ template <Real T> struct Number {
 template <Real T> class Params {
 public:
   static constexpr std::size_t capacity = 4;
-  using Value = std::variant<std::monostate, Number<T>, long, std::vector<long>, std::vector<bool>>;
+  /// A number; an integer; indices, dims or sizes; flags; a bool; a choice; an int or bool constant operand (bools
+  /// as 1 and 0), shared: copies of the parameters (replays, other precisions) do not copy its entries.
+  using Value = std::variant<std::monostate, Number<T>, long, std::vector<long>, std::vector<bool>, bool, Choice,
+                             std::shared_ptr<const Tensor<long>>>;
 
   Params() = default;
   Params& set(std::string_view name, Value value) {
@@ -160,6 +202,18 @@ public:
   bool number_from_text(std::string_view name) const { return !get<Number<T>>(name).text.empty(); }
   long integer(std::string_view name) const { return get<long>(name); }
   const std::vector<long>& indices(std::string_view name) const { return get<std::vector<long>>(name); }
+  /// Dims (ParamType::dims: an integer is a list of one) and integer lists (ParamType::integer_list).
+  const std::vector<long>& dims(std::string_view name) const { return get<std::vector<long>>(name); }
+  const std::vector<long>& integer_list(std::string_view name) const { return get<std::vector<long>>(name); }
+  bool boolean(std::string_view name) const { return get<bool>(name); }
+  const std::string& choice(std::string_view name) const { return get<Choice>(name).value; }
+  /// An int or bool constant operand (ParamType::constant).
+  const Tensor<long>& ints(std::string_view name) const { return *ints_shared(name); }
+  const std::shared_ptr<const Tensor<long>>& ints_shared(std::string_view name) const {
+    return get<std::shared_ptr<const Tensor<long>>>(name);
+  }
+  /// A bool parameter, or `otherwise` when it is absent.
+  bool boolean_or(std::string_view name, bool otherwise) const { return has(name) ? boolean(name) : otherwise; }
   const std::vector<bool>& flags(std::string_view name) const { return get<std::vector<bool>>(name); }
 
   /// The same parameters in U, numbers converted by `to` (exactly: U holds T).
@@ -205,29 +259,31 @@ template <Real T> Params<T>& set_default(Params<T>& p, const ParamSpec& spec) {
   if (text.empty()) throw UsageError("set_default: parameter '" + std::string(spec.name) + "' has no default");
   if (spec.type == ParamType::number) return p.set(spec.name, Number<T>{from_decimal<T>(text), text});
   if (spec.type == ParamType::integer) return p.set(spec.name, std::stol(text));
+  if (spec.type == ParamType::boolean) return p.set(spec.name, text == "true");
+  if (spec.type == ParamType::choice) return p.set(spec.name, Choice{text});
   throw UsageError("set_default: parameter '" + std::string(spec.name) + "' is a list; lists have no default");
 }
 
-/// A result shape.
-struct Shape {
-  Eigen::Index rows = 0, cols = 0;
-};
-
 /// An operand known by its shape alone (the random-graph generator, the docs): what shape() needs.
 struct ShapeOperand {
-  Eigen::Index r = 0, c = 0;
+  Shape dims;
   std::string label = "a";
-  Eigen::Index rows() const { return r; }
-  Eigen::Index cols() const { return c; }
+  ShapeOperand() = default;
+  ShapeOperand(Eigen::Index rows, Eigen::Index cols, std::string name = "a")
+      : dims{rows, cols}, label(std::move(name)) {}
+  ShapeOperand(Shape s, std::string name) : dims(s), label(std::move(name)) {}
+  const Shape& shape() const { return dims; }
+  Eigen::Index rows() const { return dims.rows(); }
+  Eigen::Index cols() const { return dims.cols(); }
   std::string name() const { return label; }
 };
 
-/// "op(a, b): a is RxC but b is RxC; rule" as a ShapeError, for any operands with rows(), cols(), name().
+/// "op(a, b): a is RxC but b is RxC; rule" as a ShapeError, for any operands with shape() and name().
 template <class A>
 [[noreturn]] void shape_mismatch(std::string_view op, const A& a, const A& b, std::string_view rule) {
   throw ShapeError(std::string(op) + "(" + a.name() + ", " + b.name() + "): " + a.name() + " is " +
-                   shape_string(a.rows(), a.cols()) + " but " + b.name() + " is " + shape_string(b.rows(), b.cols()) +
-                   "; " + std::string(rule));
+                   shape_string(a.shape()) + " but " + b.name() + " is " + shape_string(b.shape()) + "; " +
+                   std::string(rule));
 }
 
 /// A list of ops (ops/ops.hpp names the built-in ones once): what graph files, the `tapegrad ops` listing,
@@ -255,7 +311,10 @@ template <class... Ops> struct OpList {
   }
 };
 
+/// The shapes column of a unary elementwise op's descriptor.
+inline constexpr std::string_view elementwise_shapes = "a: any rank -> a's shape";
+
 /// The shape of an elementwise op: every operand as the first.
-template <class A> Shape same_shape_as_first(std::span<const A> in) { return {in[0].rows(), in[0].cols()}; }
+template <class A> Shape same_shape_as_first(std::span<const A> in) { return in[0].shape(); }
 
 } // namespace tapegrad

@@ -60,23 +60,36 @@ template <Real T> void require_domain(const OpInfo& op, std::span<const Var<T>> 
   if (d == Domain::any) return;
   const Matrix<T>& x = in[k].value();
   const T zero(0);
-  for (Eigen::Index i = 0; i < x.rows(); ++i)
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      if (d == Domain::positive ? !(x(i, j) > zero) : x(i, j) == zero) { // compares a Dual's value only
-        std::string call = std::string(function_name(op)) + "(";
-        for (std::size_t a = 0; a < in.size(); ++a)
-          call += (a ? ", " : "") + in[a].name();
-        throw DomainError(call + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry (" + std::to_string(i) +
-                          ", " + std::to_string(j) + ") of " + in[k].name() + " is " + to_string(x(i, j), 6) + "; " +
-                          std::string(function_name(op)) + (why.empty() ? "" : " " + std::string(why)) +
-                          " needs entries " + std::string(domain_condition(d)));
-      }
+  for (Eigen::Index e = 0; e < x.size(); ++e) {
+    const T& v = x.data()[e];
+    if (d == Domain::positive ? !(v > zero) : v == zero) { // compares a Dual's value only
+      std::string call = std::string(function_name(op)) + "(";
+      for (std::size_t a = 0; a < in.size(); ++a)
+        call += (a ? ", " : "") + in[a].name();
+      throw DomainError(call + ")" + (label.empty() ? "" : " for '" + label + "'") + ": entry " +
+                        entry_string(in[k].shape(), e) + " of " + in[k].name() + " is " + to_string(v, 6) + "; " +
+                        std::string(function_name(op)) + (why.empty() ? "" : " " + std::string(why)) +
+                        " needs entries " + std::string(domain_condition(d)));
+    }
+  }
 }
 
 /// The same for the domain the op's descriptor gives operand k (OpInfo::domains).
 template <Real T>
 void require_domain(const OpInfo& op, std::span<const Var<T>> in, std::size_t k, const std::string& label) {
   require_domain(op, in, k, label, operand_domain(op, k));
+}
+
+/// A DomainError when a row of x (a slice along the op's dim, as `slice(i)` names it) holds +inf: graph format v3
+/// leaves softmax, log_softmax, logsumexp and cross_entropy undefined there (inf - inf).
+template <Real T, class Slice> void refuse_plus_inf(const Matrix<T>& x, std::string_view op, const std::string& operand,
+                                                    const std::string& label, const Slice& slice) {
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    for (Eigen::Index j = 0; j < x.cols(); ++j)
+      if (x(i, j) == infinity<T>())
+        throw DomainError(std::string(op) + "(" + operand + ")" + (label.empty() ? "" : " for '" + label + "'") + ": " +
+                          slice(i) + " of " + operand + " holds +inf: its " + std::string(op) +
+                          " is undefined (inf - inf)");
 }
 
 /// Whether row i of x is entirely -inf (every entry masked).

@@ -43,7 +43,7 @@ template <Real T> std::string format_tape(const Tape<T>& tape) {
     for (std::size_t p : n.parents)
       parents += (parents.empty() ? "" : ", ") + tape.node_name(p);
     out << std::setw(4) << i << std::setw(8) << (n.label.empty() ? "-" : n.label) << std::setw(13)
-        << std::string(n.op->node) << std::setw(7) << shape_string(n.value.rows(), n.value.cols()) << parents << "\n";
+        << std::string(n.op->node) << std::setw(7) << shape_string(n.shape) << parents << "\n";
   }
   return out.str();
 }

@@ -1,16 +1,23 @@
 #pragma once
-// The tape: a Wengert list of matrix-valued nodes in recording order, swept backwards by one loop.
+// The tape: a Wengert list of tensor-valued nodes in recording order, swept backwards by one loop.
 //
 // Recording order is a topological order (a node can only use nodes recorded before it), so backward needs
 // no graph search and no recursion. Every VJP ADDS into its parents' adjoints: a value used by n nodes
 // receives the sum of n contributions. Nothing here knows an op by name: ops/ records nodes through
 // Tape::record<Op> with a VJP closure; a node points at its op's descriptor (autodiff/op.hpp) and keeps
 // its parameters, so it can be replayed and described without a word about which op it is.
+//
+// A node's value is a tensor of rank 0 to 8: its Shape, and its entries in a Matrix<T> viewed as
+// autodiff/shape.hpp says (a matrix is itself; leading dims fold into the rows). Gradients and adjoints have
+// the node's shape in the same view. An op records its result's shape with it; an op that records a bare
+// matrix (a user's own op written for matrices) takes rank-2 operands only, so it never reads a tensor's
+// storage view as if it were a matrix.
 
 #include "dual.hpp"
 #include "error.hpp"
 #include "op.hpp"
 #include "real.hpp"
+#include "tensor.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -45,16 +52,25 @@ public:
   std::size_t index() const { return index_; }
   bool valid() const { return tape_ != nullptr; }
 
+  /// The value's entries in their storage view (a matrix for rank 2: the matrix itself).
   const Matrix<T>& value() const { return tape().value(*this); }
-  /// d(output)/d(this node) summed over every backward run since the last zero_grad; zeros if unreached.
+  /// d(output)/d(this node) summed over every backward run since the last zero_grad; zeros if unreached. In the
+  /// storage view, like value().
   const Matrix<T>& grad() const { return tape().grad(*this); }
+  /// The value's shape, rank 0 to 8.
+  const Shape& shape() const { return tape().shape(*this); }
+  std::size_t rank() const { return shape().rank(); }
+  /// The value as a tensor (a copy), and its gradient.
+  Tensor<T> tensor() const { return Tensor<T>(shape(), value()); }
+  Tensor<T> grad_tensor() const { return Tensor<T>(shape(), grad()); }
+  /// The storage view's rows and columns (a matrix's own).
   Eigen::Index rows() const { return value().rows(); }
   Eigen::Index cols() const { return value().cols(); }
   const std::string& label() const { return tape().label(*this); }
   /// The label, or "node 7 (MatMul)" when the node has none: what error messages and listings show.
   std::string name() const { return tape().name(*this); }
-  /// "Q (3x4)"
-  std::string described() const { return name() + " (" + shape_string(rows(), cols()) + ")"; }
+  /// "Q (3x4)", "X (2x3x4)"
+  std::string described() const { return name() + " (" + shape_string(shape()) + ")"; }
 
 private:
   friend class Tape<T>;
@@ -78,6 +94,9 @@ public:
   const Matrix<T>& result() const { return tape_.node_value(node_); }
   /// The forward value of parent k (in the order the op passed its parents).
   const Matrix<T>& input(std::size_t k) const { return tape_.node_value(tape_.parent(node_, k)); }
+  /// The shapes of parent k and of this node's result (values and adjoints are in their storage views).
+  const Shape& input_shape(std::size_t k) const { return tape_.node(tape_.parent(node_, k)).shape; }
+  const Shape& result_shape() const { return tape_.node(node_).shape; }
   /// Adds `contribution` into the adjoint of parent k. A VJP only ever adds.
   template <class Expr> void accumulate(std::size_t k, const Expr& contribution) {
     tape_.accumulate(tape_.parent(node_, k), contribution);
@@ -134,6 +153,7 @@ public:
   struct Node {
     const OpInfo* op = &input_op;
     std::vector<std::size_t> parents;
+    Shape shape; // the value's (and the gradient's) shape; value is its storage view
     Matrix<T> value;
     Matrix<T> grad;    // accumulated over backward runs; meaningful only when has_grad (else zero)
     Matrix<T> adjoint; // this sweep's adjoint; meaningful only when has_adjoint; merged into grad after it
@@ -155,14 +175,24 @@ public:
   ~Tape();
 
   /// A leaf: a value the graph reads and that gradients can be asked of. Copied into the tape (into the
-  /// buffer this slot held before clear() when the shape matches).
+  /// buffer this slot held before clear() when the shape matches). A matrix is rank 2.
   Var<T> input(const Matrix<T>& value, std::string label = {});
   /// The same, taking the matrix over without a copy.
   Var<T> input(Matrix<T>&& value, std::string label = {});
+  /// A leaf of any rank.
+  Var<T> input(const Tensor<T>& value, std::string label = {});
+  /// A leaf holding the entries of `storage` (any rows x cols with shape.numel() entries, row-major) with `shape`.
+  Var<T> input(const Matrix<T>& storage, const Shape& shape, std::string label = {});
+
+  /// Gives input `v` the shape `shape` of as many entries, its entries unchanged (row-major): how a graph
+  /// function whose inputs arrive as matrices (the checker hands each over as one) sees them as tensors.
+  /// UsageError unless v is an input that no node has used yet, ShapeError when the counts differ.
+  void set_input_shape(const Var<T>& v, const Shape& shape);
 
   /// A matrix of rows x cols for the value of the next node to be recorded, contents unspecified: the buffer
   /// the node in that slot held before the last clear() when its shape matches, else a new one. So a tape
   /// that records the same graph again after clear() (a training loop, a benchmark) allocates no values.
+  Matrix<T> buffer(const Shape& shape) { return buffer(shape.rows(), shape.cols()); }
   Matrix<T> buffer(Eigen::Index rows, Eigen::Index cols) {
     check_entries(rows, cols, [] { return "a value"; });
     if (size_ < nodes_.size()) {
@@ -179,8 +209,9 @@ public:
   /// by one thread at a time (the checker's threads each record on their own tapes). release() frees it.
   Matrix<T>& work() { return work_; }
 
-  /// Records a node of op `Op` computed from `parents`, with the parameters it was applied with. Used by
-  /// ops/ (and by a user's own op); every parent must be a live Var of this tape.
+  /// Records a node of op `Op` computed from `parents`, with the parameters it was applied with: a rank-2 value
+  /// (a matrix) made from rank-2 parents; a parent of another rank is a ShapeError naming the op and the parent.
+  /// Used by ops written for matrices (a user's own op); every parent must be a live Var of this tape.
   template <class Op> Var<T> record(std::initializer_list<Var<T>> parents, Matrix<T> value, Vjp vjp,
                                     std::string label = {}, Params<T> params = {}) {
     return record<Op>(std::span<const Var<T>>(parents.begin(), parents.size()), std::move(value), std::move(vjp),
@@ -189,6 +220,20 @@ public:
   /// The same for ops with a variable number of parents (concat_cols).
   template <class Op> Var<T> record(std::span<const Var<T>> parents, Matrix<T> value, Vjp vjp, std::string label = {},
                                     Params<T> params = {}) {
+    for (const Var<T>& p : parents) {
+      check(p, Op::info.name);
+      if (nodes_[p.index_].shape.rank() != 2)
+        throw ShapeError(std::string(function_name(Op::info)) + ": takes matrices (rank 2); its operand " + p.name() +
+                         " is " + shape_string(nodes_[p.index_].shape) + " (rank " +
+                         std::to_string(nodes_[p.index_].shape.rank()) + ")");
+    }
+    const Shape shape{value.rows(), value.cols()};
+    return record<Op>(parents, shape, std::move(value), std::move(vjp), std::move(label), std::move(params));
+  }
+  /// Records a node of op `Op` whose value has `shape` (any rank), its entries in `value` in the storage view.
+  template <class Op> Var<T> record(std::span<const Var<T>> parents, const Shape& shape, Matrix<T> value, Vjp vjp,
+                                    std::string label = {}, Params<T> params = {}) {
+    assert(value.rows() == shape.rows() && value.cols() == shape.cols());
     Replay replay = nullptr;
     if constexpr (requires { &Op::template apply<T>; }) {
       static_assert(std::is_convertible_v<decltype(&Op::template apply<T>), Replay>,
@@ -198,6 +243,7 @@ public:
     for (const Var<T>& p : parents)
       check(p, Op::info.name);
     const Var<T> v = push(&Op::info, parents, std::move(value), std::move(vjp), replay, std::move(label));
+    nodes_[v.index_].shape = shape;
     nodes_[v.index_].params = std::move(params);
     if (options_.detect_anomaly) check_value(v.index_);
     return v;
@@ -218,11 +264,13 @@ public:
   }
   const TapeOptions& options() const { return options_; }
 
-  /// Reverse sweep from a 1 x 1 output, seeded with 1.
+  /// Reverse sweep from an output of one entry (rank 0, or every size 1), seeded with 1.
   void backward(const Var<T>& out);
 
   /// Reverse sweep from any output, seeded with d(objective)/d(out) = seed. Each call ADDS d/d(node) to
   /// every node's gradient; call zero_grad() between runs that should not add up.
+  void backward(const Var<T>& out, const Tensor<T>& seed);
+  /// The same with the seed's entries in out's storage view (for a matrix output: a matrix of its shape).
   void backward(const Var<T>& out, const Matrix<T>& seed);
 
   /// Gradient of any node, input or intermediate: zeros of its shape when no backward reached it.
@@ -231,6 +279,10 @@ public:
   const Matrix<T>& value(const Var<T>& v) const {
     check(v, "value");
     return nodes_[v.index_].value;
+  }
+  const Shape& shape(const Var<T>& v) const {
+    check(v, "shape");
+    return nodes_[v.index_].shape;
   }
   const std::string& label(const Var<T>& v) const {
     check(v, "label");
@@ -292,8 +344,8 @@ private:
 
   /// "node 7 'S' (MatMul, 3x3)", or "node 7 (MatMul, 3x3)" without a label.
   std::string node_summary(std::size_t i) const;
-  /// The first entry of m (row-major) that is NaN or infinite (-inf allowed when `minus_inf_ok`).
-  static std::optional<std::pair<Eigen::Index, Eigen::Index>> first_bad(const Matrix<T>& m, bool minus_inf_ok);
+  /// The row-major position of the first entry of m that is NaN or infinite (-inf allowed when `minus_inf_ok`).
+  static std::optional<Eigen::Index> first_bad(const Matrix<T>& m, bool minus_inf_ok);
   static std::string bad_kind(const T& x);
 
   void check_value(std::size_t i) const;
@@ -301,9 +353,9 @@ private:
   void check_gradient(std::size_t by, std::size_t p, bool seed) const;
 
   /// An input; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
-  Var<T> push_input(Matrix<T>&& value, std::string&& label);
+  Var<T> push_input(Matrix<T>&& value, const Shape& shape, std::string&& label);
 
-  static void check_input(const Matrix<T>& value, const std::string& label);
+  static void check_input(const Shape& shape, const std::string& label);
 
   /// Appends a node, in the slot (and the parents' and label's storage) an earlier recording left.
   Var<T> push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay replay,
@@ -384,17 +436,47 @@ private:
 template <Real T> Tape<T>::~Tape() = default;
 
 template <Real T> Var<T> Tape<T>::input(const Matrix<T>& value, std::string label) {
-  check_input(value, label);
-  check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
-  Matrix<T> copy = buffer(value.rows(), value.cols());
-  copy = value;
-  return push_input(std::move(copy), std::move(label));
+  return input(value, Shape{value.rows(), value.cols()}, std::move(label));
 }
 
 template <Real T> Var<T> Tape<T>::input(Matrix<T>&& value, std::string label) {
-  check_input(value, label);
+  const Shape shape{value.rows(), value.cols()};
+  check_input(shape, label);
   check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
-  return push_input(std::move(value), std::move(label));
+  return push_input(std::move(value), shape, std::move(label));
+}
+
+template <Real T> Var<T> Tape<T>::input(const Tensor<T>& value, std::string label) {
+  return input(value.matrix(), value.shape(), std::move(label));
+}
+
+template <Real T> Var<T> Tape<T>::input(const Matrix<T>& storage, const Shape& shape, std::string label) {
+  check_input(shape, label);
+  if (storage.size() != shape.numel())
+    throw ShapeError("input(" + label + "): shape " + shape_string(shape) + " holds " + std::to_string(shape.numel()) +
+                     " entries but " + std::to_string(storage.size()) + " were given");
+  check_entries(shape.rows(), shape.cols(), [&] { return "input(" + label + ")"; });
+  Matrix<T> copy = buffer(shape);
+  copy = storage.template reshaped<Eigen::RowMajor>(shape.rows(), shape.cols());
+  return push_input(std::move(copy), shape, std::move(label));
+}
+
+template <Real T> void Tape<T>::set_input_shape(const Var<T>& v, const Shape& shape) {
+  check(v, "set_input_shape");
+  Node& n = nodes_[v.index_];
+  if (!n.is_input()) throw UsageError("set_input_shape(" + v.name() + "): not an input");
+  if (shape.numel() != n.shape.numel())
+    throw ShapeError("set_input_shape(" + v.name() + "): it holds " + std::to_string(n.shape.numel()) + " entries (" +
+                     shape_string(n.shape) + "), shape " + shape_string(shape) + " holds " +
+                     std::to_string(shape.numel()));
+  for (std::size_t i = v.index_ + 1; i < size_; ++i)
+    for (std::size_t p : nodes_[i].parents)
+      if (p == v.index_)
+        throw UsageError("set_input_shape(" + v.name() + "): " + node_name(i) + " already uses it as " +
+                         shape_string(n.shape));
+  n.shape = shape;
+  n.value.resize(shape.rows(), shape.cols()); // as many entries: Eigen keeps them in place, row-major
+  n.has_grad = false;
 }
 
 template <Real T> Var<T> Tape<T>::replay(std::size_t i, std::span<const Var<T>> operands) const {
@@ -409,11 +491,20 @@ template <Real T> Var<T> Tape<T>::replay(std::size_t i, std::span<const Var<T>> 
 
 template <Real T> void Tape<T>::backward(const Var<T>& out) {
   check(out, "backward");
-  const Matrix<T>& v = nodes_[out.index_].value;
-  if (v.rows() != 1 || v.cols() != 1)
-    throw UsageError("backward(" + out.name() + "): output is " + shape_string(v.rows(), v.cols()) +
-                     ", not 1x1; pass a seed of that shape: backward(out, seed)");
+  const Shape& s = nodes_[out.index_].shape;
+  if (s.numel() != 1)
+    throw UsageError("backward(" + out.name() + "): output is " + shape_string(s) +
+                     ", not one entry; pass a seed of that shape: backward(out, seed)");
   backward(out, Matrix<T>::Constant(1, 1, T(1)));
+}
+
+template <Real T> void Tape<T>::backward(const Var<T>& out, const Tensor<T>& seed) {
+  check(out, "backward");
+  const Shape& s = nodes_[out.index_].shape;
+  if (!(seed.shape() == s))
+    throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(s) +
+                     " but the seed is " + shape_string(seed.shape()) + "; shapes must match");
+  backward(out, seed.matrix());
 }
 
 template <Real T> void Tape<T>::backward(const Var<T>& out, const Matrix<T>& seed) {
@@ -421,7 +512,8 @@ template <Real T> void Tape<T>::backward(const Var<T>& out, const Matrix<T>& see
   const std::size_t top = out.index_;
   const Matrix<T>& v = nodes_[top].value;
   if (seed.rows() != v.rows() || seed.cols() != v.cols())
-    throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(v.rows(), v.cols()) +
+    throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(nodes_[top].shape) +
+                     (nodes_[top].shape.is_matrix() ? "" : " (stored as " + shape_string(v.rows(), v.cols()) + ")") +
                      " but the seed is " + shape_string(seed.rows(), seed.cols()) + "; shapes must match");
   if (swept_) {
     const std::string message = "backward(" + out.name() +
@@ -520,17 +612,15 @@ template <Real T> std::string Tape<T>::node_name(std::size_t i) const {
 template <Real T> std::string Tape<T>::node_summary(std::size_t i) const {
   const Node& n = nodes_[i];
   return "node " + std::to_string(i) + (n.label.empty() ? "" : " '" + n.label + "'") + " (" + std::string(n.op->node) +
-         ", " + shape_string(n.value.rows(), n.value.cols()) + ")";
+         ", " + shape_string(n.shape) + ")";
 }
 
-template <Real T>
-std::optional<std::pair<Eigen::Index, Eigen::Index>> Tape<T>::first_bad(const Matrix<T>& m, bool minus_inf_ok) {
-  for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < m.cols(); ++j) {
-      const T& x = m(i, j);
-      if (is_finite(x) || (minus_inf_ok && !is_nan(x) && x < T(0))) continue;
-      return std::pair{i, j};
-    }
+template <Real T> std::optional<Eigen::Index> Tape<T>::first_bad(const Matrix<T>& m, bool minus_inf_ok) {
+  for (Eigen::Index e = 0; e < m.size(); ++e) {
+    const T& x = m.data()[e];
+    if (is_finite(x) || (minus_inf_ok && !is_nan(x) && x < T(0))) continue;
+    return e;
+  }
   return std::nullopt;
 }
 
@@ -543,9 +633,8 @@ template <Real T> void Tape<T>::check_value(std::size_t i) const {
   std::string parents;
   for (std::size_t p : n.parents)
     parents += (parents.empty() ? "" : ", ") + node_summary(p);
-  throw AnomalyError("anomaly: the value of " + node_summary(i) + " holds " +
-                     bad_kind(n.value(bad->first, bad->second)) + " at (" + std::to_string(bad->first) + ", " +
-                     std::to_string(bad->second) + "); its parents: " + (parents.empty() ? "none" : parents));
+  throw AnomalyError("anomaly: the value of " + node_summary(i) + " holds " + bad_kind(n.value.data()[*bad]) + " at " +
+                     entry_string(n.shape, *bad) + "; its parents: " + (parents.empty() ? "none" : parents));
 }
 
 template <Real T> void Tape<T>::check_gradient(std::size_t by, std::size_t p, bool seed) const {
@@ -553,24 +642,24 @@ template <Real T> void Tape<T>::check_gradient(std::size_t by, std::size_t p, bo
   if (!n.has_adjoint) return;
   const auto bad = first_bad(n.adjoint, false);
   if (!bad) return;
-  const std::string where = " at (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) + ")";
-  const std::string kind = bad_kind(n.adjoint(bad->first, bad->second));
+  const std::string where = " at " + entry_string(n.shape, *bad);
+  const std::string kind = bad_kind(n.adjoint.data()[*bad]);
   if (seed) throw AnomalyError("anomaly: the backward seed of " + node_summary(p) + " holds " + kind + where);
   throw AnomalyError("anomaly: backward through " + node_summary(by) + " made the gradient of its parent " +
                      node_summary(p) + " hold " + kind + where);
 }
 
-template <Real T> Var<T> Tape<T>::push_input(Matrix<T>&& value, std::string&& label) {
+template <Real T> Var<T> Tape<T>::push_input(Matrix<T>&& value, const Shape& shape, std::string&& label) {
   const Var<T> v = push(&input_op, {}, std::move(value), {}, nullptr, std::move(label));
+  nodes_[v.index_].shape = shape;
   nodes_[v.index_].params = {};
   if (options_.detect_anomaly) check_value(v.index_);
   return v;
 }
 
-template <Real T> void Tape<T>::check_input(const Matrix<T>& value, const std::string& label) {
-  if (value.size() == 0)
-    throw ShapeError("input(" + label + "): empty matrix (" + shape_string(value.rows(), value.cols()) +
-                     "); every value needs at least one entry");
+template <Real T> void Tape<T>::check_input(const Shape& shape, const std::string& label) {
+  if (shape.numel() == 0)
+    throw ShapeError("input(" + label + "): empty (" + shape_string(shape) + "); every value needs at least one entry");
 }
 
 template <Real T> Var<T> Tape<T>::push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp,

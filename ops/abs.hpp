@@ -13,7 +13,7 @@ struct AbsOp {
                                .node = "Abs",
                                .file = "abs.hpp",
                                .formula = "result[i][j] = |a[i][j]|",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "abs",
                                .kink = true};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {

@@ -1,10 +1,14 @@
 #pragma once
-// Broadcasting, shared by the elementwise binary ops (add, sub, mul, div). Two operands a (ra x ca) and
-// b (rb x cb) fit when, per axis, their sizes are equal or one of them is 1; the result is
-// max(ra, rb) x max(ca, cb), and an operand of size 1 on an axis is repeated along it:
-//   (m x n, 1 x n), (m x n, m x 1), (m x n, 1 x 1), (m x 1, 1 x n) -> m x n
-// The gradient of a repeated operand is the upstream gradient SUMMED over the axes it was repeated along, so
-// it has the operand's own shape (forgetting that sum is the classic broadcast bug).
+// Broadcasting, shared by the elementwise binary ops (add, sub, mul, div) and expand: NumPy's rule
+// (autodiff/shape.hpp, broadcast_shapes): shapes aligned at their trailing end, a missing leading dim counts as
+// 1, per dim equal sizes or one of them 1; an operand of size 1 along a dim is repeated along it. For two
+// matrices: (m x n, 1 x n), (m x n, m x 1), (m x n, 1 x 1), (m x 1, 1 x n) -> m x n.
+// The gradient of a repeated operand is the upstream gradient SUMMED over the dims it was repeated along
+// (sum_to), so it has the operand's own shape (forgetting that sum is the classic broadcast bug).
+//
+// Every broadcast of a matrix, and most of a tensor (a bias over the last dim, a per-row statistic), repeats
+// the operand's storage view as a whole row or column of the result's view (Expansion): those go to Eigen as
+// expressions. Any other (a (B, 1, D) operand against (B, T, D)) is expanded entry by entry (BroadcastWalk).
 #include "../autodiff/operands.hpp"
 
 #include <type_traits>
@@ -12,17 +16,44 @@
 namespace tapegrad {
 
 /// The shapes column of a broadcasting op's descriptor.
-inline constexpr std::string_view broadcast_shapes =
-    "a: ra x ca, b: rb x cb, per axis equal or 1 -> max(ra, rb) x max(ca, cb)";
+inline constexpr std::string_view broadcast_shape_rule =
+    "any ranks, aligned at the end, per dim equal or 1 -> the larger per dim";
 
 /// The result shape of a broadcasting op, or a ShapeError naming the op, both operands and both shapes.
 template <class A> Shape broadcast_shape(std::string_view op, const A& a, const A& b) {
-  if (a.rows() == 0 || a.cols() == 0 || b.rows() == 0 || b.cols() == 0)
-    shape_mismatch(op, a, b, "an empty operand does not broadcast");
-  const auto fits = [](Eigen::Index x, Eigen::Index y) { return x == y || x == 1 || y == 1; };
-  if (!fits(a.rows(), b.rows()) || !fits(a.cols(), b.cols()))
-    shape_mismatch(op, a, b, "per axis the sizes must be equal or one of them 1 (broadcasting)");
-  return {std::max(a.rows(), b.rows()), std::max(a.cols(), b.cols())};
+  if (a.shape().numel() == 0 || b.shape().numel() == 0) shape_mismatch(op, a, b, "an empty operand does not broadcast");
+  Shape out;
+  if (!broadcast_shapes(a.shape(), b.shape(), out))
+    shape_mismatch(op, a, b,
+                   "aligned at their last dims, per dim the sizes must be equal or one of them 1 (broadcasting)");
+  return out;
+}
+
+/// How an operand of shape x that broadcasts to shape `to` is repeated, seen on the storage views: not at all
+/// (same entries), one entry everywhere, its view's one row repeated down, its one column repeated across, or
+/// otherwise (general: entry by entry).
+enum class Expansion { same, constant, row, column, general };
+inline Expansion expansion(const Shape& x, const Shape& to) {
+  if (x.numel() == to.numel()) return Expansion::same; // nothing repeated: the same entries in the same order
+  if (x.numel() == 1) return Expansion::constant;
+  if (x.rows() == 1 && x.cols() == to.cols()) return Expansion::row;    // every leading dim 1, the last kept
+  if (x.cols() == 1 && x.rows() == to.rows()) return Expansion::column; // the leading dims kept, the last 1
+  return Expansion::general;
+}
+
+/// x (of shape xs) repeated to shape `to` (which xs broadcasts to), every entry written out.
+template <Real T> Matrix<T> expand_to(const Matrix<T>& x, const Shape& xs, const Shape& to) {
+  Matrix<T> out(to.rows(), to.cols());
+  BroadcastWalk<1>(to, {xs}).run([&](Eigen::Index o, Eigen::Index i) { out.data()[o] = x.data()[i]; });
+  return out;
+}
+
+/// g (of shape gs) summed over the dims along which shape xs was repeated to make gs: the gradient of an operand
+/// of shape xs from the upstream gradient of its broadcast (NumPy's and PyTorch's sum_to). One place for it.
+template <Real T> Matrix<T> sum_to(const Matrix<T>& g, const Shape& gs, const Shape& xs) {
+  Matrix<T> out = Matrix<T>::Zero(xs.rows(), xs.cols());
+  BroadcastWalk<1>(gs, {xs}).run([&](Eigen::Index o, Eigen::Index i) { out.data()[i] += g.data()[o]; });
+  return out;
 }
 
 /// Calls f(e) with e = x repeated along its axes of size 1 up to rows x cols, as the cheapest Eigen operand
@@ -43,6 +74,14 @@ template <Real T, class F> void with_expanded(const Matrix<T>& x, Eigen::Index r
   if (x.cols() == 1 && x.rows() == rows)
     return f(Eigen::Replicate<typename Matrix<T>::ConstColXpr, 1, Eigen::Dynamic>(x.col(0), 1, cols));
   f(x.replicate(rows / x.rows(), cols / x.cols()));
+}
+
+/// The same for tensors: x of shape xs repeated to shape `to` (which xs broadcasts to) as the cheapest operand,
+/// an Eigen expression on the storage views where the repetition is a whole row, column or entry of them, and
+/// otherwise x expanded entry by entry.
+template <Real T, class F> void with_expanded(const Matrix<T>& x, const Shape& xs, const Shape& to, F&& f) {
+  if (expansion(xs, to) == Expansion::general) return f(expand_to(x, xs, to));
+  with_expanded(x, to.rows(), to.cols(), std::forward<F>(f));
 }
 
 /// g x, but exactly 0 where g is 0 and x infinite: an upstream gradient of 0 (a masked entry, a dropped one)
@@ -78,6 +117,10 @@ namespace tapegrad {
 template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_t k, const G& g) {
   const Matrix<T>& x = bp.input(k);
   const Matrix<T>& r = bp.result();
+  if (expansion(bp.input_shape(k), bp.result_shape()) == Expansion::general) {
+    bp.accumulate(k, sum_to(Matrix<T>(g), bp.result_shape(), bp.input_shape(k)));
+    return;
+  }
   const auto reduce = [&](const auto& m) {
     if (x.rows() == 1 && x.cols() == 1)
       bp.accumulate(k, Matrix<T>::Constant(1, 1, m.sum()));
@@ -104,11 +147,11 @@ Var<T> record_broadcast(std::span<const Var<T>> in, const Params<T>& p, std::str
   const Shape s = Op::shape(in, p);
   for (std::size_t k = 0; k < in.size(); ++k)
     require_domain(Op::info, in, k, label);
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
-  with_expanded(in[0].value(), s.rows, s.cols, [&](const auto& a) {
-    with_expanded(in[1].value(), s.rows, s.cols, [&](const auto& b) { result.noalias() = forward(a, b); });
+  Matrix<T> result = tape.buffer(s);
+  with_expanded(in[0].value(), in[0].shape(), s, [&](const auto& a) {
+    with_expanded(in[1].value(), in[1].shape(), s, [&](const auto& b) { result.noalias() = forward(a, b); });
   });
-  return tape.template record<Op>(in, std::move(result), std::move(vjp), std::move(label));
+  return tape.template record<Op>(in, s, std::move(result), std::move(vjp), std::move(label));
 }
 
 } // namespace tapegrad

@@ -17,7 +17,7 @@ struct DivOp {
                                .file = "div.hpp",
                                .arity = 2,
                                .formula = "result[i][j] = a[i][j] / b[i][j], broadcasting, b != 0",
-                               .shapes = broadcast_shapes,
+                               .shapes = broadcast_shape_rule,
                                .domains = domains};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return broadcast_shape("div", in[0], in[1]);
@@ -30,7 +30,7 @@ template <Real T> Var<T> DivOp::apply(std::span<const Var<T>> in, const Params<T
       in, p, std::move(label), [](const auto& a, const auto& b) { return a.cwiseQuotient(b); },
       [](Backprop<T>& bp) {
         const Matrix<T>& g = bp.grad();
-        with_expanded(bp.input(1), g.rows(), g.cols(), [&](const auto& b) {
+        with_expanded(bp.input(1), bp.input_shape(1), bp.result_shape(), [&](const auto& b) {
           accumulate_broadcast(bp, 0, g.cwiseQuotient(b));
           accumulate_broadcast(bp, 1, (-g).binaryExpr(bp.result(), ZeroSafeProduct{}).cwiseQuotient(b));
         });

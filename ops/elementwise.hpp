@@ -28,7 +28,7 @@ Var<T> record_unary_arrays(std::span<const Var<T>> in, const Params<T>& p, std::
   Matrix<T> result = tape.buffer(x.rows(), x.cols());
   forward(x, result);
   return tape.template record<Op>(
-      in, std::move(result),
+      in, in[0].shape(), std::move(result),
       [derivative](Backprop<T>& bp) {
         bp.accumulate_with(0, [&](Matrix<T>& out) {
           derivative(bp.input(0), bp.result(), out);

@@ -13,7 +13,7 @@ struct ExpOp {
                                .node = "Exp",
                                .file = "exp.hpp",
                                .formula = "result[i][j] = exp(a[i][j])",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "exp"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
@@ -27,8 +27,8 @@ template <Real T> Var<T> ExpOp::apply(std::span<const Var<T>> in, const Params<T
   result = in[0].value();
   exp_in_place(result.data(), static_cast<std::size_t>(result.size())); // vectorised for double
   return tape.template record<ExpOp>(
-      in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseProduct(bp.result())); },
-      std::move(label));
+      in, in[0].shape(), std::move(result),
+      [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseProduct(bp.result())); }, std::move(label));
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, ExpOp, T)
 #include "../autodiff/instances.hpp"

@@ -15,7 +15,7 @@ struct HadamardOp {
                                .file = "hadamard.hpp",
                                .arity = 2,
                                .formula = "result[i][j] = a[i][j] b[i][j], broadcasting",
-                               .shapes = broadcast_shapes};
+                               .shapes = broadcast_shape_rule};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return broadcast_shape("hadamard", in[0], in[1]);
   }
@@ -27,9 +27,9 @@ template <Real T> Var<T> HadamardOp::apply(std::span<const Var<T>> in, const Par
       in, p, std::move(label), [](const auto& a, const auto& b) { return a.cwiseProduct(b); },
       [](Backprop<T>& bp) {
         const Matrix<T>& g = bp.grad();
-        with_expanded(bp.input(1), g.rows(), g.cols(),
+        with_expanded(bp.input(1), bp.input_shape(1), bp.result_shape(),
                       [&](const auto& b) { accumulate_broadcast(bp, 0, g.binaryExpr(b, ZeroSafeProduct{})); });
-        with_expanded(bp.input(0), g.rows(), g.cols(),
+        with_expanded(bp.input(0), bp.input_shape(0), bp.result_shape(),
                       [&](const auto& a) { accumulate_broadcast(bp, 1, g.binaryExpr(a, ZeroSafeProduct{})); });
       });
 }

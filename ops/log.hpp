@@ -15,7 +15,7 @@ struct LogOp {
                                .node = "Log",
                                .file = "log.hpp",
                                .formula = "result[i][j] = log(a[i][j]), entries > 0",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "log",
                                .domains = positive_operand};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
@@ -32,8 +32,8 @@ template <Real T> Var<T> LogOp::apply(std::span<const Var<T>> in, const Params<T
   result = x;
   log_in_place(result.data(), static_cast<std::size_t>(result.size())); // vectorised for double
   return tape.template record<LogOp>(
-      in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); },
-      std::move(label));
+      in, in[0].shape(), std::move(result),
+      [](Backprop<T>& bp) { bp.accumulate(0, bp.grad().cwiseQuotient(bp.input(0))); }, std::move(label));
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, LogOp, T)
 #include "../autodiff/instances.hpp"

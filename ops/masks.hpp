@@ -8,25 +8,36 @@
 namespace tapegrad {
 namespace detail {
 
-/// Records op Op: result[i][j] = a[i][j] where keep(i, j), -inf elsewhere; the VJP passes grad through where
-/// kept.
+/// A mask acts on the last two dims (queries x keys) of a tensor of rank >= 2, the same on every trailing matrix;
+/// ShapeError naming the op and operand otherwise.
+template <class A> void require_trailing_matrices(std::string_view op, const A& a) {
+  if (a.shape().rank() < 2)
+    throw ShapeError(std::string(op) + "(" + a.name() + "): " + a.name() + " is " + shape_string(a.shape()) +
+                     " (rank " + std::to_string(a.shape().rank()) +
+                     "); a mask acts on the last two dims (queries x keys), so it needs rank >= 2");
+}
+
+/// Records op Op: result[.., i, j] = a[.., i, j] where keep(i, j), -inf elsewhere, on every trailing matrix; the
+/// VJP passes grad through where kept.
 template <class Op, Real T, class Keep>
 Var<T> masked(std::span<const Var<T>> in, const Keep& keep, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(Op::info, in);
   const Var<T>& a = in[0];
-  Matrix<T> result = tape.buffer(a.rows(), a.cols());
+  require_trailing_matrices(Op::info.name, a);
+  const Eigen::Index queries = a.shape()[a.shape().rank() - 2]; // the storage view's row r is query r mod queries
+  Matrix<T> result = tape.buffer(a.shape());
   result = a.value();
   for (Eigen::Index i = 0; i < result.rows(); ++i)
     for (Eigen::Index j = 0; j < result.cols(); ++j)
-      if (!keep(i, j)) result(i, j) = -infinity<T>();
+      if (!keep(i % queries, j)) result(i, j) = -infinity<T>();
   return tape.template record<Op>(
-      in, std::move(result),
-      [keep](Backprop<T>& bp) {
+      in, a.shape(), std::move(result),
+      [keep, queries](Backprop<T>& bp) {
         bp.accumulate_with(0, [&](Matrix<T>& da) {
           da = bp.grad();
           for (Eigen::Index i = 0; i < da.rows(); ++i)
             for (Eigen::Index j = 0; j < da.cols(); ++j)
-              if (!keep(i, j)) da(i, j) = T(0);
+              if (!keep(i % queries, j)) da(i, j) = T(0);
         });
       },
       std::move(label), p);
@@ -35,6 +46,7 @@ Var<T> masked(std::span<const Var<T>> in, const Keep& keep, const Params<T>& p, 
 } // namespace detail
 
 /// causal_mask(a, offset): query i may see key j only when j <= i + offset.   a: m x n, result: m x n
+/// (any rank >= 2: the same on each trailing matrix)
 ///   forward  result[i][j] = a[i][j]   if j <= i + offset
 ///                         = -inf      if j >  i + offset
 ///   VJP      da[i][j] += grad[i][j] where kept, nothing where masked
@@ -50,7 +62,7 @@ struct CausalMaskOp {
                                .file = "masks.hpp",
                                .params = params,
                                .formula = "result[i][j] = a[i][j] if j <= i + offset, else -inf",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = "a: .. x m x n -> a's shape (each trailing matrix)",
                                .masks = true};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
@@ -83,14 +95,15 @@ struct PaddingMaskOp {
                                .file = "masks.hpp",
                                .params = params,
                                .formula = "result[i][j] = a[i][j] if keys[j] = 1, else -inf",
-                               .shapes = "a: m x n, keys: n flags -> m x n",
+                               .shapes = "a: .. x m x n, keys: n flags -> a's shape",
                                .masks = true};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
     const std::vector<bool>& keys = p.flags("keys");
+    detail::require_trailing_matrices("padding_mask", in[0]);
     if (static_cast<Eigen::Index>(keys.size()) != in[0].cols())
-      throw ShapeError("padding_mask(" + in[0].name() + "): " + in[0].name() + " is " +
-                       shape_string(in[0].rows(), in[0].cols()) + " but the key mask has " +
-                       std::to_string(keys.size()) + " flags; it needs one per column (key)");
+      throw ShapeError("padding_mask(" + in[0].name() + "): " + in[0].name() + " is " + shape_string(in[0].shape()) +
+                       " but the key mask has " + std::to_string(keys.size()) +
+                       " flags; it needs one per column (key)");
     return same_shape_as_first(in);
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);

@@ -105,35 +105,118 @@ template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
   return c;
 }
 
-/// matmul(a, b): matrix product.                          a: m x n, b: n x p, result: m x p
-///   forward  result[i][j] = sum_k a[i][k] b[k][j]
+/// c (m x p) += op(a) op(b) for one pair of slices of a batch, in raw row-major storage: a is m x n (or n x m
+/// stored, when transposed), b n x p (or p x n). Eigen's product on maps for float and double (OpenBLAS behind
+/// it when the build uses BLAS), i-k-j loops otherwise.
+template <Real T> void product_add(T* c, const T* a, Transposed ta, const T* b, Transposed tb, Eigen::Index m,
+                                   Eigen::Index n, Eigen::Index p) {
+  using Map = Eigen::Map<Matrix<T>>;
+  using ConstMap = Eigen::Map<const Matrix<T>>;
+  if constexpr (std::is_floating_point_v<T>) {
+    Map C(c, m, p);
+    const ConstMap A(a, ta == Transposed::no ? m : n, ta == Transposed::no ? n : m);
+    const ConstMap B(b, tb == Transposed::no ? n : p, tb == Transposed::no ? p : n);
+    if (ta == Transposed::no && tb == Transposed::no)
+      C.noalias() += A * B;
+    else if (ta == Transposed::no)
+      C.noalias() += A * B.transpose();
+    else if (tb == Transposed::no)
+      C.noalias() += A.transpose() * B;
+    else
+      C.noalias() += A.transpose() * B.transpose();
+  } else {
+    const auto at = [&](Eigen::Index i, Eigen::Index k) -> const T& {
+      return ta == Transposed::no ? a[i * n + k] : a[k * m + i];
+    };
+    const auto bt = [&](Eigen::Index k, Eigen::Index j) -> const T& {
+      return tb == Transposed::no ? b[k * p + j] : b[j * n + k];
+    };
+    for (Eigen::Index i = 0; i < m; ++i)
+      for (Eigen::Index k = 0; k < n; ++k) {
+        const T& aik = at(i, k);
+        for (Eigen::Index j = 0; j < p; ++j)
+          c[i * p + j] += aik * bt(k, j);
+      }
+  }
+}
+
+/// How matmul sees its operands (torch.matmul): the matrices multiplied (m x n times n x p) and the batch dims
+/// they are repeated over. A rank-1 left operand (n) is 1 x n with that dim dropped from the result, a rank-1
+/// right one (n) n x 1 likewise; the leading dims of each broadcast to the batch.
+struct MatMulLayout {
+  Shape a_batch, b_batch, batch, out;
+  Eigen::Index m = 1, n = 1, p = 1;
+  bool matrices = false; ///< both operands rank 2: the plain matrix product
+
+  template <class A> static MatMulLayout of(const A& a, const A& b) {
+    const Shape &sa = a.shape(), &sb = b.shape();
+    if (sa.rank() == 0 || sb.rank() == 0)
+      shape_mismatch("matmul", a, b, "both operands need rank >= 1 (a rank-0 value is a scale: use scale or mul)");
+    MatMulLayout l;
+    l.matrices = sa.rank() == 2 && sb.rank() == 2;
+    l.m = sa.rank() == 1 ? 1 : sa[sa.rank() - 2];
+    l.n = sa[sa.rank() - 1];
+    const Eigen::Index nb = sb.rank() == 1 ? sb[0] : sb[sb.rank() - 2];
+    l.p = sb.rank() == 1 ? 1 : sb[sb.rank() - 1];
+    if (l.n != nb)
+      shape_mismatch("matmul", a, b,
+                     sa.rank() <= 2 && sb.rank() <= 2
+                         ? "columns of the left must equal rows of the right"
+                         : "the left's last dim must equal the right's second to last (its only one, for rank 1)");
+    l.a_batch = sa.rank() > 2 ? sa.take_front(sa.rank() - 2) : Shape{};
+    l.b_batch = sb.rank() > 2 ? sb.take_front(sb.rank() - 2) : Shape{};
+    if (!broadcast_shapes(l.a_batch, l.b_batch, l.batch))
+      shape_mismatch("matmul", a, b, "the batch dims (all but the last two) must broadcast");
+    l.out = l.batch;
+    if (sa.rank() > 1) l.out.push_back(l.m);
+    if (sb.rank() > 1) l.out.push_back(l.p);
+    return l;
+  }
+  /// f(c, a, b) with the offsets of each batch entry's slices of the result and of the operands.
+  template <class F> void each(F&& f) const {
+    BroadcastWalk<2>(batch, {a_batch, b_batch}).run([&](Eigen::Index o, Eigen::Index ia, Eigen::Index ib) {
+      f(o * m * p, ia * m * n, ib * n * p);
+    });
+  }
+};
+
+/// matmul(a, b): the matrix product, torch.matmul on any ranks.   a: m x n, b: n x p, result: m x p
+///   forward  result[i][j] = sum_k a[i][k] b[k][j]           (for each batch index, the batch dims broadcast)
 ///   VJP      da[i][k] += sum_j grad[i][j] b[k][j]     da += grad b^T
 ///            db[k][j] += sum_i a[i][k] grad[i][j]     db += a^T grad
+///            (summed over the batch entries an operand was repeated over)
+/// A rank-1 left operand is a row (1 x n), a rank-1 right one a column (n x 1), their dim dropped from the result:
+/// two vectors give their dot product, rank 0.
 struct MatMulOp {
   static constexpr OpInfo info{.name = "matmul",
                                .call = "matmul(a, b)",
                                .node = "MatMul",
                                .file = "matmul.hpp",
                                .arity = 2,
-                               .formula = "result[i][j] = sum_k a[i][k] b[k][j]",
-                               .shapes = "a: m x n, b: n x p -> m x p"};
+                               .formula = "result[i][j] = sum_k a[i][k] b[k][j], per batch index",
+                               .shapes =
+                                   "a: m x n, b: n x p -> m x p; batch dims broadcast; a rank-1 side's dim is dropped"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    if (in[0].cols() != in[1].rows())
-      shape_mismatch("matmul", in[0], in[1], "columns of the left must equal rows of the right");
-    return {in[0].rows(), in[1].cols()};
+    return MatMulLayout::of(in[0], in[1]).out;
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+  /// The product of operands that are not both matrices: batches, vectors.
+  template <Real T>
+  static Var<T> apply_batched(std::span<const Var<T>> in, const Params<T>& p, std::string label, const MatMulLayout& l);
 };
 
 template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
-  const Shape s = shape(in, p);
-  tape.check_entries(s.rows, s.cols, [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  const MatMulLayout l = MatMulLayout::of(in[0], in[1]);
+  const Shape& s = l.out;
+  tape.check_entries(s.rows(), s.cols(),
+                     [&] { return "matmul(" + in[0].name() + ", " + in[1].name() + "): the result"; });
+  if (!l.matrices) return apply_batched(in, p, std::move(label), l);
+  Matrix<T> result = tape.buffer(s.rows(), s.cols());
   constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
   product(result, in[0].value(), N, in[1].value(), N, tape.work());
   return tape.template record<MatMulOp>(
-      in, std::move(result),
+      in, s, std::move(result),
       [](Backprop<T>& bp) {
         const Matrix<T>& a = bp.input(0);
         const Matrix<T>& b = bp.input(1);
@@ -152,6 +235,36 @@ template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Param
           bp.accumulate_with(0, [&](Matrix<T>& da) { product(da, g, N, b, Tr); });
           bp.accumulate_with(1, [&](Matrix<T>& db) { product(db, a, Tr, g, N); });
         }
+      },
+      std::move(label));
+}
+
+template <Real T>
+Var<T> MatMulOp::apply_batched(std::span<const Var<T>> in, const Params<T>&, std::string label, const MatMulLayout& l) {
+  Tape<T>& tape = in[0].tape();
+  constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
+  Matrix<T> result = tape.buffer(l.out);
+  result.setZero();
+  const T *a = in[0].value().data(), *b = in[1].value().data();
+  l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) {
+    product_add(result.data() + c, a + ia, N, b + ib, N, l.m, l.n, l.p);
+  });
+  return tape.template record<MatMulOp>(
+      in, l.out, std::move(result),
+      [l](Backprop<T>& bp) {
+        const T *a = bp.input(0).data(), *b = bp.input(1).data(), *g = bp.grad().data();
+        bp.accumulate_with(0, [&](Matrix<T>& da) { // each batch entry's grad b^T, added where a was repeated
+          da.setZero();
+          l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) {
+            product_add(da.data() + ia, g + c, N, b + ib, Tr, l.m, l.p, l.n);
+          });
+        });
+        bp.accumulate_with(1, [&](Matrix<T>& db) { // each batch entry's a^T grad
+          db.setZero();
+          l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) {
+            product_add(db.data() + ib, a + ia, Tr, g + c, N, l.n, l.m, l.p);
+          });
+        });
       },
       std::move(label));
 }

@@ -3,19 +3,18 @@
 
 namespace tapegrad {
 
-/// mean(a) and mean(a, axis): sum(a) or sum(a, axis) divided by the number of entries each result entry
-/// adds up, N = m n, m or n (made in T, not rounded through double).   a: m x n
-///   forward  no axis: result[0][0] = (1/N) sum_{i,j} a[i][j]; axis 0: (1/m) sum_i a[i][j]; axis 1: (1/n) sum_j
-///   VJP      da[i][j] += grad[i'][j'] / N
+/// mean(a), mean(a, axis), mean(a, dims, keepdim): sum (ops/sum.hpp) divided by the number of entries each result
+/// entry adds up, N (made in T, not rounded through double).
+///   forward  result = sum(a, ...) / N
+///   VJP      da[i] += grad[i with the reduced dims at 0] / N
 struct MeanOp {
   static constexpr OpInfo info{.name = "mean",
                                .call = "mean(a, axis)",
                                .node = "Mean",
                                .file = "mean.hpp",
-                               .params = axis_param,
-                               .formula = "result = sum_ij a[i][j] / (m n); axis 0: sum_i a[i][j] / m; axis 1: sum_j "
-                                          "a[i][j] / n",
-                               .shapes = "a: m x n -> 1 x 1; axis 0: 1 x n; axis 1: m x 1"};
+                               .params = reduction_params,
+                               .formula = "result = the mean of a's entries over dim (all when absent)",
+                               .shapes = "as sum's"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
     return reduced_shape("mean", in[0], p);
   }
@@ -24,16 +23,20 @@ struct MeanOp {
 
 template <Real T> Var<T> MeanOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
-  const Shape s = shape(in, p);
-  const T n = T(static_cast<long>(reduced_count(in[0].value(), p)));
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
-  reduce_sum(result, in[0].value(), p);
+  const Shape kept = kept_shape("mean", in[0], p), s = shape(in, p);
+  const T n = T(static_cast<long>(in[0].shape().numel() / kept.numel()));
+  Matrix<T> result = tape.buffer(s);
+  reduce_sum(result, in[0].value(), in[0].shape(), kept);
   result /= n;
   return tape.template record<MeanOp>(
-      in, std::move(result),
-      [n](Backprop<T>& bp) {
-        const Matrix<T>& a = bp.input(0);
-        with_expanded(bp.grad(), a.rows(), a.cols(), [&](const auto& g) { bp.accumulate(0, g / n); });
+      in, s, std::move(result),
+      [n, kept](Backprop<T>& bp) {
+        const auto back = [&](const Matrix<T>& g) {
+          with_expanded(g, kept, bp.input_shape(0), [&](const auto& e) { bp.accumulate(0, e / n); });
+        };
+        const Matrix<T>& g = bp.grad(); // in the result's view; kept's differs where dims were dropped
+        if (g.rows() == kept.rows()) return back(g);
+        back(g.template reshaped<Eigen::RowMajor>(kept.rows(), kept.cols()));
       },
       std::move(label), p);
 }
@@ -45,6 +48,16 @@ template <Real T> Var<T> mean(const Var<T>& a, std::string label = {}) {
 }
 template <Real T> Var<T> mean(const Var<T>& a, long axis, std::string label = {}) {
   return MeanOp::apply<T>(operands(a), Params<T>().set("axis", axis), std::move(label));
+}
+/// mean(a, {dims}, keepdim): torch.mean(a, dims, keepdim).
+template <Real T> Var<T> mean(const Var<T>& a, std::vector<long> dims, bool keepdim = false, std::string label = {}) {
+  return MeanOp::apply<T>(operands(a), Params<T>().set("dim", std::move(dims)).set("keepdim", keepdim),
+                          std::move(label));
+}
+/// The same with the dims in braces: mean(a, {1}) reduces dim 1 (an initializer list is chosen over the axis overload).
+template <Real T>
+Var<T> mean(const Var<T>& a, std::initializer_list<long> dims, bool keepdim = false, std::string label = {}) {
+  return mean(a, std::vector<long>(dims), keepdim, std::move(label));
 }
 
 } // namespace tapegrad

@@ -12,7 +12,7 @@ struct NegOp {
                                .node = "Neg",
                                .file = "neg.hpp",
                                .formula = "result[i][j] = -a[i][j]",
-                               .shapes = "a: m x n -> m x n"};
+                               .shapes = elementwise_shapes};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
@@ -24,7 +24,7 @@ template <Real T> Var<T> NegOp::apply(std::span<const Var<T>> in, const Params<T
   Matrix<T> result = tape.buffer(in[0].rows(), in[0].cols());
   result.noalias() = -in[0].value();
   return tape.template record<NegOp>(
-      in, std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, -bp.grad()); }, std::move(label));
+      in, in[0].shape(), std::move(result), [](Backprop<T>& bp) { bp.accumulate(0, -bp.grad()); }, std::move(label));
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, NegOp, T)
 #include "../autodiff/instances.hpp"

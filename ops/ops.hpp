@@ -6,12 +6,15 @@
 #include "abs.hpp"
 #include "add.hpp"
 #include "cross_entropy.hpp"
+#include "detach.hpp"
 #include "div.hpp"
 #include "dropout.hpp"
+#include "embedding.hpp"
 #include "exp.hpp"
 #include "gelu.hpp"
 #include "hadamard.hpp"
 #include "layer_norm.hpp"
+#include "layout.hpp"
 #include "log.hpp"
 #include "log_softmax.hpp"
 #include "masks.hpp"
@@ -23,6 +26,7 @@
 #include "rms_norm.hpp"
 #include "scale.hpp"
 #include "sigmoid.hpp"
+#include "silu.hpp"
 #include "slice.hpp"
 #include "softmax_rows.hpp"
 #include "softplus.hpp"
@@ -32,13 +36,16 @@
 #include "sum.hpp"
 #include "tanh.hpp"
 #include "transpose.hpp"
+#include "where.hpp"
 
 namespace tapegrad {
 
 /// The built-in ops, in the order listings show them.
-using BuiltinOps = OpList<MatMulOp, TransposeOp, ScaleOp, SoftmaxRowsOp, SumOp, AddOp, SubOp, HadamardOp, ExpOp, LogOp,
-                          CausalMaskOp, PaddingMaskOp, SliceRowsOp, SliceColsOp, ConcatColsOp, CrossEntropyOp,
-                          DropoutOp, NegOp, DivOp, SquareOp, SqrtOp, PowOp, AbsOp, ReluOp, TanhOp, SigmoidOp,
-                          SoftplusOp, GeluOp, MeanOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, ConcatRowsOp>;
+using BuiltinOps =
+    OpList<MatMulOp, TransposeOp, ScaleOp, SoftmaxRowsOp, SumOp, AddOp, SubOp, HadamardOp, ExpOp, LogOp, CausalMaskOp,
+           PaddingMaskOp, SliceRowsOp, SliceColsOp, ConcatColsOp, CrossEntropyOp, DropoutOp, NegOp, DivOp, SquareOp,
+           SqrtOp, PowOp, AbsOp, ReluOp, TanhOp, SigmoidOp, SoftplusOp, GeluOp, MeanOp, LogSoftmaxOp, LayerNormOp,
+           RmsNormOp, ConcatRowsOp, ReshapeOp, PermuteOp, UnsqueezeOp, SqueezeOp, ExpandOp, SliceOp, SelectOp, CatOp,
+           StackOp, SiluOp, DetachOp, WhereOp, MaskedFillOp, NllLossOp, EmbeddingOp>;
 
 } // namespace tapegrad

@@ -54,7 +54,7 @@ struct PowOp {
                                .file = "pow.hpp",
                                .params = params,
                                .formula = "result[i][j] = a[i][j]^exponent, 0^0 = 1",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "pow"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);

@@ -13,7 +13,7 @@ struct ReluOp {
                                .node = "Relu",
                                .file = "relu.hpp",
                                .formula = "result[i][j] = max(a[i][j], 0)",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .kink = true};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);

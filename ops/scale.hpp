@@ -16,7 +16,7 @@ struct ScaleOp {
                                .file = "scale.hpp",
                                .params = params,
                                .formula = "result[i][j] = factor a[i][j]",
-                               .shapes = "a: m x n -> m x n"};
+                               .shapes = elementwise_shapes};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }
@@ -29,7 +29,8 @@ template <Real T> Var<T> ScaleOp::apply(std::span<const Var<T>> in, const Params
   Matrix<T> result = tape.buffer(in[0].rows(), in[0].cols());
   result.noalias() = c * in[0].value();
   return tape.template record<ScaleOp>(
-      in, std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); }, std::move(label), p);
+      in, in[0].shape(), std::move(result), [c](Backprop<T>& bp) { bp.accumulate(0, c * bp.grad()); }, std::move(label),
+      p);
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, ScaleOp, T)
 #include "../autodiff/instances.hpp"

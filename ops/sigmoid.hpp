@@ -14,7 +14,7 @@ struct SigmoidOp {
                                .node = "Sigmoid",
                                .file = "sigmoid.hpp",
                                .formula = "result[i][j] = 1 / (1 + exp(-a[i][j]))",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "exp"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);

@@ -45,8 +45,8 @@ struct SliceRowsOp {
 template <Real T> Var<T> SliceRowsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   const Shape s = shape(in, p);
-  const long begin = p.integer("begin"), count = s.rows;
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  const long begin = p.integer("begin"), count = s.rows();
+  Matrix<T> result = tape.buffer(s.rows(), s.cols());
   result = in[0].value().middleRows(begin, count);
   return tape.template record<SliceRowsOp>(
       in, std::move(result),
@@ -86,8 +86,8 @@ struct SliceColsOp {
 template <Real T> Var<T> SliceColsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   const Shape s = shape(in, p);
-  const long begin = p.integer("begin"), count = s.cols;
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  const long begin = p.integer("begin"), count = s.cols();
+  Matrix<T> result = tape.buffer(s.rows(), s.cols());
   result = in[0].value().middleCols(begin, count);
   return tape.template record<SliceColsOp>(
       in, std::move(result),
@@ -131,8 +131,8 @@ Var<T> record_concat(std::span<const Var<T>> in, const Params<T>& p, std::string
   if (in.empty()) throw ShapeError(op + "(" + label + "): needs at least one operand");
   Tape<T>& tape = common_tape(Op::info, in);
   const Shape s = Op::shape(in, p);
-  tape.check_entries(s.rows, s.cols, [&] { return op + "(" + in[0].name() + ", ...): the result"; });
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
+  tape.check_entries(s.rows(), s.cols(), [&] { return op + "(" + in[0].name() + ", ...): the result"; });
+  Matrix<T> result = tape.buffer(s.rows(), s.cols());
   Eigen::Index at = 0;
   for (const Var<T>& v : in) {
     if (stack_rows)

@@ -1,6 +1,7 @@
 #pragma once
 #include "../autodiff/operands.hpp"
 #include "../autodiff/vector_math.hpp"
+#include "layout.hpp"
 
 #include <type_traits>
 
@@ -17,8 +18,9 @@ enum class SoftmaxPath { fused, general };
 ///   VJP      ds[i][j] += result[i][j] (grad[i][j] - sum_k result[i][k] grad[i][k])
 ///            (the Jacobian A_j (delta_jk - A_k); each row of ds sums to 0)
 /// Edge cases: -inf entries get weight exactly 0; a row that is entirely -inf (every key masked) gives a
-/// row of zeros and zero gradient, no NaN; +inf entries share the row's weight equally; a row holding a
-/// NaN gives NaN. The VJP uses only the saved result, not s.
+/// row of zeros and zero gradient, no NaN; a row holding a NaN gives NaN. The op refuses a row holding +inf
+/// (DomainError naming the row: inf - inf, graph format v3); this kernel alone shares such a row's weight equally
+/// among its +inf entries. The VJP uses only the saved result, not s.
 /// The forward value alone (also used by graph/verification/faults.hpp to build deliberately wrong variants).
 /// For double, each row goes through softmax_row when `path` is fused and it takes the row; the general path
 /// below takes the others.
@@ -94,21 +96,24 @@ enum class MaskedRows {
   error ///< strict: UsageError naming the row
 };
 
-/// The op itself. Graph files call it "softmax"; `strict` (MaskedRows::error) is a C++ option only.
+/// The op itself, along any dim: softmax_rows is the case dim = -1 of a matrix, each row normalised. Graph files
+/// call it "softmax" with optional "dim" (default -1, the last); `strict` (MaskedRows::error) is a C++ option only.
 struct SoftmaxRowsOp {
   static constexpr ParamSpec params[] = {
-      {"strict", ParamType::integer, "0", "1: a row that is entirely -inf is an error (MaskedRows::error)", false}};
+      {"strict", ParamType::integer, "0", "1: a row that is entirely -inf is an error (MaskedRows::error)", false},
+      {"dim", ParamType::integer, "-1", "the dim normalised along (negative counts from the end)"}};
   static constexpr OpInfo info{.name = "softmax",
-                               .call = "softmax_rows(s, label, masked)",
+                               .call = "softmax_rows(s, label, masked), softmax(s, dim)",
                                .node = "SoftmaxRows",
                                .file = "softmax_rows.hpp",
                                .params = params,
-                               .formula =
-                                   "result[i][j] = exp(s[i][j] - max_k s[i][k]) / sum_k exp(s[i][k] - max_k s[i][k])",
-                               .shapes = "s: m x n -> m x n",
+                               .formula = "result[i][j] = exp(s[i][j] - max_k s[i][k]) / sum_k exp(s[i][k] - max_k "
+                                          "s[i][k]), along dim (j)",
+                               .shapes = "s: any rank >= 1 -> s's shape",
                                .dual = "exp",
                                .row_normaliser = true};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
+    op_dim("softmax", in[0], p);
     return same_shape_as_first(in);
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
@@ -117,23 +122,32 @@ struct SoftmaxRowsOp {
 template <Real T> Var<T> SoftmaxRowsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   const Var<T>& s = in[0];
-  const Matrix<T>& x = s.value();
-  if (p.integer("strict") != 0)
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      bool all_masked = true;
-      for (Eigen::Index j = 0; j < x.cols(); ++j)
-        all_masked = all_masked && x(i, j) == -infinity<T>();
-      if (all_masked)
-        throw UsageError("softmax_rows(" + s.name() + "): row " + std::to_string(i) + " of " + s.name() + " (" +
-                         shape_string(x.rows(), x.cols()) +
-                         ") is entirely -inf: every key is masked for that query (strict mode, MaskedRows::error)");
-    }
-  Matrix<T> result = tape.buffer(x.rows(), x.cols());
-  softmax_rows_value(result, x);
+  const std::size_t d = op_dim("softmax", s, p);
+  const bool strict = p.integer("strict") != 0;
+  Matrix<T> result = tape.buffer(s.shape());
+  rows_along(
+      s.shape(), d, result,
+      [&](Matrix<T>& out, const Matrix<T>& x) {
+        refuse_plus_inf(x, "softmax", s.name(), label, [&](Eigen::Index i) { return slice_string(s.shape(), d, i); });
+        if (strict)
+          for (Eigen::Index i = 0; i < x.rows(); ++i)
+            if (masked_row(x, i))
+              throw UsageError("softmax_rows(" + s.name() + "): " + slice_string(s.shape(), d, i) + " of " + s.name() +
+                               " (" + shape_string(s.shape()) +
+                               ") is entirely -inf: every key is masked for that query (strict mode, "
+                               "MaskedRows::error)");
+        softmax_rows_value(out, x);
+      },
+      s.value());
   return tape.template record<SoftmaxRowsOp>(
-      in, std::move(result),
-      [](Backprop<T>& bp) {
-        bp.accumulate_with(0, [&](Matrix<T>& ds) { softmax_rows_vjp(ds, bp.result(), bp.grad()); });
+      in, s.shape(), std::move(result),
+      [d](Backprop<T>& bp) {
+        bp.accumulate_with(0, [&](Matrix<T>& ds) {
+          rows_along(
+              bp.result_shape(), d, ds,
+              [](Matrix<T>& out, const Matrix<T>& a, const Matrix<T>& g) { softmax_rows_vjp(out, a, g); }, bp.result(),
+              bp.grad());
+        });
       },
       std::move(label), p);
 }
@@ -141,8 +155,12 @@ template <Real T> Var<T> SoftmaxRowsOp::apply(std::span<const Var<T>> in, const 
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> softmax_rows(const Var<T>& s, std::string label = {}, MaskedRows masked = MaskedRows::zero) {
-  return SoftmaxRowsOp::apply<T>(operands(s), Params<T>().set("strict", long{masked == MaskedRows::error}),
-                                 std::move(label));
+  return SoftmaxRowsOp::apply<T>(
+      operands(s), Params<T>().set("strict", long{masked == MaskedRows::error}).set("dim", -1L), std::move(label));
+}
+/// torch.softmax(s, dim).
+template <Real T> Var<T> softmax(const Var<T>& s, long dim = -1, std::string label = {}) {
+  return SoftmaxRowsOp::apply<T>(operands(s), Params<T>().set("strict", 0L).set("dim", dim), std::move(label));
 }
 
 } // namespace tapegrad

@@ -13,7 +13,7 @@ struct SoftplusOp {
                                .node = "Softplus",
                                .file = "softplus.hpp",
                                .formula = "result[i][j] = log(1 + exp(a[i][j]))",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "exp, log1p"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);

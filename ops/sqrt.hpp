@@ -14,7 +14,7 @@ struct SqrtOp {
                                .node = "Sqrt",
                                .file = "sqrt.hpp",
                                .formula = "result[i][j] = sqrt(a[i][j]), entries > 0",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "sqrt",
                                .domains = positive_operand};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {

@@ -12,7 +12,7 @@ struct SquareOp {
                                .node = "Square",
                                .file = "square.hpp",
                                .formula = "result[i][j] = a[i][j]^2",
-                               .shapes = "a: m x n -> m x n"};
+                               .shapes = elementwise_shapes};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);
   }

@@ -14,7 +14,7 @@ struct SubOp {
                                .file = "sub.hpp",
                                .arity = 2,
                                .formula = "result[i][j] = a[i][j] - b[i][j], broadcasting",
-                               .shapes = broadcast_shapes};
+                               .shapes = broadcast_shape_rule};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return broadcast_shape("sub", in[0], in[1]);
   }

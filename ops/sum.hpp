@@ -3,55 +3,102 @@
 
 namespace tapegrad {
 
-/// The "axis" parameter of sum and mean: optional; absent, every entry is reduced.
-inline constexpr ParamSpec axis_param[] = {
+/// The parameters of sum and mean: v2's "axis" (a matrix's 0 or 1), or "dim" (one dim or a list) with "keepdim";
+/// with neither, every entry is reduced.
+inline constexpr ParamSpec reduction_params[] = {
     {"axis",
      ParamType::integer,
      {},
-     "0: each column over the rows (1 x n); 1: each row over the columns (m x 1)",
+     "matrices only: 0: each column over the rows (1 x n); 1: each row over the columns (m x 1)",
+     true,
+     true},
+    {"dim", ParamType::dims, {}, "the dims reduced (an integer or a list); absent: every entry", true, true},
+    {"keepdim",
+     ParamType::boolean,
+     {},
+     "keep each reduced dim as a size 1 (default false; only with dim)",
      true,
      true}};
 
-/// The shape of a reduction of a: 1 x 1 without "axis", 1 x n for axis 0, m x 1 for axis 1; another axis is a
-/// ShapeError naming the op, the operand and the axis.
+/// The reduction's result shape with every reduced dim kept as a size 1 (so it broadcasts back to a's shape), or a
+/// ShapeError naming the op, the operand and the parameter that does not fit.
+template <class A, Real T> Shape kept_shape(std::string_view op, const A& a, const Params<T>& p) {
+  const Shape& s = a.shape();
+  const std::string what = std::string(op) + "(" + a.name() + ")";
+  if (p.has("keepdim") && !p.has("dim")) throw ShapeError(what + ": keepdim is given without dim");
+  if (p.has("axis")) {
+    if (p.has("dim")) throw ShapeError(what + ": axis and dim together (axis is a matrix's; dim is any rank's)");
+    const long axis = p.integer("axis");
+    if (axis != 0 && axis != 1)
+      throw ShapeError(std::string(op) + "(" + a.name() + ", axis " + std::to_string(axis) +
+                       "): axis is 0 (each column summed over the rows) or 1 (each row summed over the columns)");
+    if (s.rank() != 2)
+      throw ShapeError(what + ": axis is for matrices, " + a.name() + " is " + shape_string(s) + " (rank " +
+                       std::to_string(s.rank()) + "); use dim");
+    return axis == 0 ? Shape{1, s[1]} : Shape{s[0], 1};
+  }
+  Shape kept = s;
+  if (!p.has("dim")) {
+    for (std::size_t k = 0; k < s.rank(); ++k)
+      kept[k] = 1;
+    return kept;
+  }
+  const std::vector<long>& dims = p.dims("dim");
+  if (dims.empty()) throw ShapeError(what + ": dim is an empty list");
+  const auto chosen = dim_set(dims, s.rank(), what);
+  for (std::size_t k = 0; k < s.rank(); ++k)
+    if (chosen[k]) kept[k] = 1;
+  return kept;
+}
+
+/// The shape of a reduction of a: kept_shape, without the reduced dims when "dim" is given and keepdim is not.
 template <class A, Real T> Shape reduced_shape(std::string_view op, const A& a, const Params<T>& p) {
-  if (!p.has("axis")) return {1, 1};
-  const long axis = p.integer("axis");
-  if (axis == 0) return {1, a.cols()};
-  if (axis == 1) return {a.rows(), 1};
-  throw ShapeError(std::string(op) + "(" + a.name() + ", axis " + std::to_string(axis) +
-                   "): axis is 0 (each column summed over the rows) or 1 (each row summed over the columns)");
+  const Shape kept = kept_shape(op, a, p);
+  if (!p.has("dim") || p.boolean_or("keepdim", false)) return kept;
+  const auto chosen = dim_set(p.dims("dim"), a.shape().rank(), op);
+  Shape out;
+  for (std::size_t k = 0; k < kept.rank(); ++k)
+    if (!chosen[k]) out.push_back(kept[k]);
+  return out;
 }
 
-/// How many entries each result entry of the reduction adds up (m n, m or n).
-template <Real T> Eigen::Index reduced_count(const Matrix<T>& a, const Params<T>& p) {
-  if (!p.has("axis")) return a.size();
-  return p.integer("axis") == 0 ? a.rows() : a.cols();
-}
-
-/// result = the sums of a as reduced_shape says (Eigen's reductions: for double, in vectorised partial sums).
-template <Real T> void reduce_sum(Matrix<T>& result, const Matrix<T>& a, const Params<T>& p) {
-  if (!p.has("axis"))
+/// result = a summed down to shape `kept` (which broadcasts to a's shape `as`), in the storage views: Eigen's
+/// reductions where the reduced entries are the whole view, its columns or its rows (for double, vectorised
+/// partial sums), sum_to otherwise. The result's entries are in `kept`'s order, which dropping size-1 dims keeps.
+template <Real T> void reduce_sum(Matrix<T>& result, const Matrix<T>& a, const Shape& as, const Shape& kept) {
+  switch (expansion(kept, as)) {
+  case Expansion::same:
+    result = a.template reshaped<Eigen::RowMajor>(result.rows(), result.cols());
+    break;
+  case Expansion::constant:
     result(0, 0) = a.sum();
-  else if (p.integer("axis") == 0)
-    result.noalias() = a.colwise().sum();
-  else
-    result.noalias() = a.rowwise().sum();
+    break;
+  case Expansion::row:
+    result.noalias() = a.colwise().sum().template reshaped<Eigen::RowMajor>(result.rows(), result.cols());
+    break;
+  case Expansion::column:
+    result.noalias() = a.rowwise().sum().template reshaped<Eigen::RowMajor>(result.rows(), result.cols());
+    break;
+  case Expansion::general:
+    result = sum_to(a, as, kept).template reshaped<Eigen::RowMajor>(result.rows(), result.cols());
+    break;
+  }
 }
 
-/// sum(a) and sum(a, axis): entries added, over everything (1 x 1) or along one axis.   a: m x n
-///   forward  no axis: result[0][0] = sum_{i,j} a[i][j]
-///            axis 0:  result[0][j] = sum_i a[i][j]        (1 x n)
-///            axis 1:  result[i][0] = sum_j a[i][j]        (m x 1)
-///   VJP      da[i][j] += grad[i'][j']  (the result entry a[i][j] was added into: grad repeated to m x n)
+/// sum(a), sum(a, axis) and sum(a, dims, keepdim): entries added, over everything or along dims (torch.sum).
+///   forward  no dim:  result = sum of every entry, a's rank kept with every size 1 (a matrix gives 1 x 1)
+///            dim D:   result[i with the dims in D removed] = sum over those dims of a[i]   (keepdim: kept as 1)
+///            axis 0 / 1 (matrices): sum_i a[i][j] (1 x n) / sum_j a[i][j] (m x 1)
+///   VJP      da[i] += grad[i with the reduced dims at 0]   (grad repeated back to a's shape)
 struct SumOp {
   static constexpr OpInfo info{.name = "sum",
                                .call = "sum(a, axis)",
                                .node = "Sum",
                                .file = "sum.hpp",
-                               .params = axis_param,
-                               .formula = "result = sum_ij a[i][j]; axis 0: sum_i a[i][j]; axis 1: sum_j a[i][j]",
-                               .shapes = "a: m x n -> 1 x 1; axis 0: 1 x n; axis 1: m x 1"};
+                               .params = reduction_params,
+                               .formula = "result = the sum of a's entries over dim (all when absent)",
+                               .shapes = "a: any rank -> a's without dim (with 1s: keepdim, no dim); axis 0: 1 x "
+                                         "n, axis 1: m x 1"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
     return reduced_shape("sum", in[0], p);
   }
@@ -60,14 +107,18 @@ struct SumOp {
 
 template <Real T> Var<T> SumOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
-  const Shape s = shape(in, p);
-  Matrix<T> result = tape.buffer(s.rows, s.cols);
-  reduce_sum(result, in[0].value(), p);
+  const Shape kept = kept_shape("sum", in[0], p), s = shape(in, p);
+  Matrix<T> result = tape.buffer(s);
+  reduce_sum(result, in[0].value(), in[0].shape(), kept);
   return tape.template record<SumOp>(
-      in, std::move(result),
-      [](Backprop<T>& bp) {
-        const Matrix<T>& a = bp.input(0);
-        with_expanded(bp.grad(), a.rows(), a.cols(), [&](const auto& g) { bp.accumulate(0, g); });
+      in, s, std::move(result),
+      [kept](Backprop<T>& bp) {
+        const auto back = [&](const Matrix<T>& g) {
+          with_expanded(g, kept, bp.input_shape(0), [&](const auto& e) { bp.accumulate(0, e); });
+        };
+        const Matrix<T>& g = bp.grad(); // in the result's view; kept's differs where dims were dropped
+        if (g.rows() == kept.rows()) return back(g);
+        back(g.template reshaped<Eigen::RowMajor>(kept.rows(), kept.cols()));
       },
       std::move(label), p);
 }
@@ -79,6 +130,16 @@ template <Real T> Var<T> sum(const Var<T>& a, std::string label = {}) {
 }
 template <Real T> Var<T> sum(const Var<T>& a, long axis, std::string label = {}) {
   return SumOp::apply<T>(operands(a), Params<T>().set("axis", axis), std::move(label));
+}
+/// sum(a, {dims}, keepdim): torch.sum(a, dims, keepdim).
+template <Real T> Var<T> sum(const Var<T>& a, std::vector<long> dims, bool keepdim = false, std::string label = {}) {
+  return SumOp::apply<T>(operands(a), Params<T>().set("dim", std::move(dims)).set("keepdim", keepdim),
+                         std::move(label));
+}
+/// The same with the dims in braces: sum(a, {1}) reduces dim 1 (an initializer list is chosen over the axis overload).
+template <Real T>
+Var<T> sum(const Var<T>& a, std::initializer_list<long> dims, bool keepdim = false, std::string label = {}) {
+  return sum(a, std::vector<long>(dims), keepdim, std::move(label));
 }
 
 } // namespace tapegrad

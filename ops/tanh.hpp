@@ -23,7 +23,7 @@ struct TanhOp {
                                .node = "Tanh",
                                .file = "tanh.hpp",
                                .formula = "result[i][j] = tanh(a[i][j])",
-                               .shapes = "a: m x n -> m x n",
+                               .shapes = elementwise_shapes,
                                .dual = "tanh"};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
     return same_shape_as_first(in);

@@ -1,5 +1,5 @@
 #pragma once
-#include "../autodiff/operands.hpp"
+#include "layout.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -20,36 +20,70 @@ template <Real T> void transpose_tiled(Matrix<T>& out, const Matrix<T>& a) {
     }
 }
 
-/// transpose(a).                                          a: m x n, result: n x m
-///   forward  result[j][i] = a[i][j]
-///   VJP      da[i][j] += grad[j][i]                   da += grad^T
+/// transpose(a), transpose(a, dim0, dim1): two dims swapped, the last two when none are given (torch.transpose;
+/// for a matrix, a^T).                                    a: m x n, result: n x m; any rank >= 2 without dims
+///   forward  result[j][i] = a[i][j]                    (result[i] = a[i with dim0 and dim1 swapped])
+///   VJP      da[i][j] += grad[j][i]                   da += grad^T (the same swap: its own inverse)
 struct TransposeOp {
+  static constexpr ParamSpec params[] = {
+      {"dim0", ParamType::integer, {}, "one dim swapped (with dim1; both absent: the last two)", true, true},
+      {"dim1", ParamType::integer, {}, "the other", true, true}};
   static constexpr OpInfo info{.name = "transpose",
                                .call = "transpose(a)",
                                .node = "Transpose",
                                .file = "transpose.hpp",
-                               .formula = "result[j][i] = a[i][j]",
-                               .shapes = "a: m x n -> n x m"};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    return {in[0].cols(), in[0].rows()};
+                               .params = params,
+                               .formula = "result[j][i] = a[i][j]; dims dim0 and dim1 swapped",
+                               .shapes = "a: m x n -> n x m; any rank: dim0 and dim1 swapped"};
+  /// The two dims swapped, normalised; ShapeError when only one is given, one is out of range, or (without
+  /// them) a has rank < 2.
+  template <class A, Real T> static std::pair<std::size_t, std::size_t> swapped(const A& a, const Params<T>& p) {
+    const std::size_t r = a.shape().rank();
+    const std::string what = "transpose(" + a.name() + ")";
+    if (p.has("dim0") != p.has("dim1")) throw ShapeError(what + ": dim0 and dim1 go together (give both or neither)");
+    if (!p.has("dim0")) {
+      if (r < 2)
+        throw ShapeError(what + ": " + a.name() + " is " + shape_string(a.shape()) + " (rank " + std::to_string(r) +
+                         "); without dim0 and dim1 transpose swaps the last two dims, so it needs rank >= 2");
+      return {r - 2, r - 1};
+    }
+    return {normalize_dim(p.integer("dim0"), r, what), normalize_dim(p.integer("dim1"), r, what)};
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>&, std::string label);
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
+    const auto [d0, d1] = swapped(in[0], p);
+    Shape out = in[0].shape();
+    std::swap(out[d0], out[d1]);
+    return out;
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
-template <Real T> Var<T> TransposeOp::apply(std::span<const Var<T>> in, const Params<T>&, std::string label) {
+template <Real T> Var<T> TransposeOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
-  Matrix<T> result = tape.buffer(in[0].cols(), in[0].rows());
+  const auto [d0, d1] = swapped(in[0], p);
+  const Shape out = shape(in, p);
+  if (in[0].rank() != 2 || d0 == d1) { // a tensor's dims, or nothing swapped: the index map
+    StridedMap map{out};
+    map.stride = in[0].shape().strides();
+    std::swap(map.stride[d0], map.stride[d1]);
+    return record_layout<TransposeOp>(in, p, std::move(label), map);
+  }
+  Matrix<T> result = tape.buffer(out);
   transpose_tiled(result, in[0].value());
   return tape.template record<TransposeOp>(
-      in, std::move(result),
+      in, out, std::move(result),
       [](Backprop<T>& bp) { bp.accumulate_with(0, [&](Matrix<T>& da) { transpose_tiled(da, bp.grad()); }); },
-      std::move(label));
+      std::move(label), p);
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, TransposeOp, T)
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> transpose(const Var<T>& a, std::string label = {}) {
   return TransposeOp::apply<T>(operands(a), {}, std::move(label));
+}
+/// torch.transpose(a, dim0, dim1).
+template <Real T> Var<T> transpose(const Var<T>& a, long dim0, long dim1, std::string label = {}) {
+  return TransposeOp::apply<T>(operands(a), Params<T>().set("dim0", dim0).set("dim1", dim1), std::move(label));
 }
 
 } // namespace tapegrad

@@ -81,6 +81,7 @@ template <Real T, Real R> CheckReport check_graph(const CheckedGraph<T, R>& f, c
     report.append(
         node_check(tape, reference, opt.seed, threshold, opt.threads, exact_convert<R>(engine_tol), opt.strict));
   });
+  if (opt.directional) require_no_detach(tape, "directional check");
   if (opt.directional)
     shard_unit(opt, report, [&] { report.append(directional_check<T, R>(f, inputs, names, engine, opt, threshold)); });
   std::size_t coordinates = 0;

@@ -216,6 +216,11 @@ CheckReport compare_hessians(const Matrix<R>& engine, const HessianReference<R>&
 template <Real T, Real R, class F> CheckReport check_hessian(const F& f, const std::vector<Matrix<T>>& inputs,
                                                              const std::vector<std::string>& names,
                                                              unsigned reference_digits = 0) {
+  {
+    Tape<T> tape;
+    record_graph(tape, f, inputs, names);
+    require_no_detach(tape, "Hessian check");
+  }
   const Matrix<T> engine = hessian(f, inputs, names);
   // T's part settled before R's digits take effect (both may be MPFR).
   const T engine_tol = engine_tolerance<T>();

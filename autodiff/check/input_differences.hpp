@@ -40,9 +40,9 @@ public:
     const std::size_t n = out_ + 1;
     std::vector<bool> reached(n, false), needed(n, false);
     reached[k] = true;
-    for (std::size_t i = k + 1; i < n; ++i)
+    for (std::size_t i = k + 1; i < n; ++i) // a detached value is a constant: held at its recorded value
       for (std::size_t p : base_.node(i).parents)
-        if (reached[p]) reached[i] = true;
+        if (reached[p] && !base_.node(i).op->detaches) reached[i] = true;
     needed[out_] = true;
     for (std::size_t i = n; i-- > 0;)
       if (needed[i])
@@ -74,10 +74,10 @@ public:
       case Role::unused:
         break;
       case Role::moved:
-        vars[i] = tape.input(xk);
+        vars[i] = tape.input(xk, node.shape);
         break;
       case Role::constant:
-        vars[i] = tape.input(node.value);
+        vars[i] = tape.input(node.value, node.shape);
         break;
       case Role::replayed:
         parents.clear();

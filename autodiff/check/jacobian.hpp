@@ -3,6 +3,7 @@
 // that entry's unit matrix) and its check, every (output entry, input entry) pair against finite differences in
 // R. Summing a non-scalar output first would let errors of opposite sign cancel; here none can hide.
 
+#include "../../ops/layout.hpp"
 #include "../../ops/slice.hpp"
 #include "check_gradient.hpp"
 
@@ -43,36 +44,41 @@ template <Real T> Matrix<T> jacobian(Tape<T>& tape, const Var<T>& out, const Var
   return std::move(jacobians(tape, out, {input}).front());
 }
 
-/// "out(1, 2)": how the checks of a Jacobian name an output entry (`output` the output's name).
+/// "out(1, 2)": how the checks of a Jacobian name an output entry (`output` the output's name), by its multi-index
+/// in the output's shape (a matrix's (row, column); "out()" for rank 0).
+inline std::string output_entry_name(const Shape& shape, Eigen::Index flat, const std::string& output = "out") {
+  return output + entry_string(shape, flat);
+}
 inline std::string output_entry_name(Eigen::Index i, Eigen::Index j, const std::string& output = "out") {
   return output + "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
 }
 
-/// The check of a graph `f` whose output may be any m x n matrix: for each output entry, the graph followed by
-/// the slice of that entry (whose backward is f's, seeded with the entry's unit matrix) checked as any graph is
-/// (the tape against finite differences in R, dual numbers, every node's VJP), its checks' graph named
-/// output_entry_name(i, j, output). Every (output entry, input entry) pair is compared (an entry that is not
-/// finite, a masked -inf, is skipped with a warning: its finite differences are NaN); worst_check() names the
-/// worst, worst_pair() the worst of the tape against finite differences.
+/// The check of a graph `f` whose output may have any shape: for each output entry, the graph followed by the
+/// selection of that entry (reshape to one dim, select: whose backward is f's, seeded with the entry's unit tensor)
+/// checked as any graph is (the tape against finite differences in R, dual numbers, every node's VJP), its checks'
+/// graph named output_entry_name(shape, entry, output). Every (output entry, input entry) pair is compared (an entry
+/// that is not finite, a masked -inf, is skipped with a warning: its finite differences are NaN); worst_check() names
+/// the worst, worst_pair() the worst of the tape against finite differences.
 template <Real T, Real R, class F>
 CheckReport check_jacobian(F f, const std::vector<Matrix<T>>& inputs, const std::vector<std::string>& names,
                            const CheckOptions& opt = {}, const std::string& output = "out") {
   Tape<T> shape_tape;
   const Var<T> out = record_output(shape_tape, f, inputs, names);
   CheckReport report;
-  for (Eigen::Index i = 0; i < out.rows(); ++i)
-    for (Eigen::Index j = 0; j < out.cols(); ++j) {
-      const std::string entry = output_entry_name(i, j, output);
-      if (!is_finite(out.value()(i, j))) { // a masked -inf: its differences are NaN, its derivative undefined
-        report.warnings.push_back(entry + " is " + to_string(out.value()(i, j), 6) +
-                                  ": not checked (finite differences of an infinite or NaN value are undefined)");
-        continue;
-      }
-      const auto g = [f, i, j, entry](auto& tape, const auto& in) {
-        return slice_cols(slice_rows(f(tape, in), static_cast<long>(i), 1), static_cast<long>(j), 1, entry);
-      };
-      report.append(check_gradient<T, R>(g, inputs, names, opt), entry);
+  const Shape shape = out.shape();
+  for (Eigen::Index e = 0; e < shape.numel(); ++e) {
+    const std::string entry = output_entry_name(shape, e, output);
+    const T& value = out.value().data()[e];
+    if (!is_finite(value)) { // a masked -inf: its differences are NaN, its derivative undefined
+      report.warnings.push_back(entry + " is " + to_string(value, 6) +
+                                ": not checked (finite differences of an infinite or NaN value are undefined)");
+      continue;
     }
+    const auto g = [f, e, entry](auto& tape, const auto& in) {
+      return select(reshape(f(tape, in), {-1}), 0, static_cast<long>(e), entry);
+    };
+    report.append(check_gradient<T, R>(g, inputs, names, opt), entry);
+  }
   return report;
 }
 

@@ -56,7 +56,7 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
   };
   for (std::size_t i = 0; i < tape.size(); ++i) {
     const auto& node = tape.node(i);
-    if (node.is_input()) continue;
+    if (node.is_input() || node.op->detaches) continue; // detach's VJP is 0 by definition, not by its values
     if (reference.node(i).op != node.op) {
       refuse(i, "the reference recorded another op here (" + std::string(reference.node(i).op->node) +
                     "): a graph that chooses its ops by looking at values; its VJP is not checked");
@@ -84,8 +84,8 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
       parents.push_back(tape.node(p).value);
     Tape<T> scratch;
     std::vector<Var<T>> vars;
-    for (const Matrix<T>& m : parents)
-      vars.push_back(scratch.input(m));
+    for (std::size_t k = 0; k < parents.size(); ++k)
+      vars.push_back(scratch.input(parents[k], tape.node(node.parents[k]).shape));
     const Var<T> replayed = tape.replay(i, vars);
     if (!same(replayed.value(), node.value)) {
       engine_digits.reset();
@@ -103,8 +103,8 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
       return outside_domain_is_nan<R>([&] {
         return tapes.with([&](Tape<R>& t) -> R {
           std::vector<Var<R>> in;
-          for (const Matrix<R>& m : x)
-            in.push_back(t.input(m));
+          for (std::size_t k = 0; k < x.size(); ++k)
+            in.push_back(t.input(x[k], tape.node(node.parents[k]).shape));
           const Matrix<R>& y = reference.replay(i, in).value();
           R s(0);
           for (Eigen::Index e = 0; e < y.size(); ++e)
@@ -120,7 +120,7 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
       Tape<R> t;
       std::vector<Var<R>> in;
       for (std::size_t p : reference.node(i).parents)
-        in.push_back(t.input(reference.node(p).value));
+        in.push_back(t.input(reference.node(p).value, reference.node(p).shape));
       if (!same(reference.replay(i, in).value(), reference.node(i).value)) {
         refuse(i, "its replay in " + precision_name<R>() +
                       " does not reproduce the reference's recorded value bit for "

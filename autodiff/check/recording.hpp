@@ -8,6 +8,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tapegrad {
@@ -21,15 +22,27 @@ template <Real U, class F> Var<U> record_output(Tape<U>& tape, const F& f, const
   return f(tape, vars);
 }
 
-/// The graph's 1x1 output on a fresh tape of U.
+/// The graph's output of one entry (1x1, rank 0, or any shape of sizes 1) on a fresh tape of U.
 template <Real U, class F> Var<U> record_graph(Tape<U>& tape, const F& f, const std::vector<Matrix<U>>& inputs,
                                                const std::vector<std::string>& names) {
   Var<U> out = record_output(tape, f, inputs, names);
-  if (out.rows() != 1 || out.cols() != 1)
-    throw UsageError("check: the graph's output " + out.name() + " is " + shape_string(out.rows(), out.cols()) +
-                     "; a checked graph must end in a 1x1 value (sum it, take a probe sum(O * G), or check every "
-                     "entry with check_jacobian)");
+  if (out.shape().numel() != 1)
+    throw UsageError("check: the graph's output " + out.name() + " is " + shape_string(out.shape()) +
+                     "; a checked graph must end in a value of one entry (sum it, take a probe sum(O * G), or check "
+                     "every entry with check_jacobian)");
   return out;
+}
+
+/// UsageError naming the first node of `tape` whose op detaches (its value a constant by definition, not by its
+/// values) for a check whose differences move every value at once (`what`): along a direction, or of the gradient,
+/// such a node would move with them. Every coordinate's own differences hold it at its recorded value instead.
+template <Real U> void require_no_detach(const Tape<U>& tape, std::string_view what) {
+  for (std::size_t i = 0; i < tape.size(); ++i)
+    if (tape.node(i).op->detaches)
+      throw UsageError(std::string(what) + ": " + tape.node_name(i) +
+                       (tape.node(i).label.empty() ? "" : " (" + std::string(tape.node(i).op->node) + ")") +
+                       " holds a value constant by definition, which these differences would move; check every "
+                       "coordinate instead (its differences hold it at its recorded value)");
 }
 
 /// The engine's gradient w.r.t. every input, and its value.

@@ -20,7 +20,7 @@ namespace tapegrad {
 
 struct GradientSpec {
   std::string file;                                          ///< as named in messages
-  std::vector<std::pair<std::string, MatrixText>> gradients; ///< in file order
+  std::vector<std::pair<std::string, TensorText>> gradients; ///< in file order
   std::string value; ///< the output's value where the gradients were taken ("value"), when given; else empty
 };
 
@@ -52,7 +52,7 @@ inline GradientSpec parse_gradient_file(const std::string& text, const std::stri
     reader.fail("gradients", "the gradient of '" + gradients->duplicate_key + "' is given twice");
   if (gradients->members.empty()) reader.fail("gradients", "no gradient is given");
   for (const auto& [name, value] : gradients->members)
-    spec.gradients.emplace_back(name, reader.matrix(value, "gradient of '" + name + "'", true));
+    spec.gradients.emplace_back(name, reader.tensor(value, "gradient of '" + name + "'", true));
   return spec;
 }
 

@@ -31,19 +31,39 @@ template <Real U, Real T> U lift(const T& x) {
     return exact_convert<U>(x);
 }
 
-template <Real T> Matrix<T> from_text(const MatrixText& m) {
-  Matrix<T> out(m.rows, m.cols);
-  for (long i = 0; i < m.rows; ++i)
-    for (long j = 0; j < m.cols; ++j)
-      out(i, j) = from_decimal<T>(m.entries[static_cast<std::size_t>(i * m.cols + j)]);
+/// The entries of a tensor as written, each rounded once into T, in its storage view.
+template <Real T> Matrix<T> from_text(const TensorText& t) {
+  Matrix<T> out(t.shape.rows(), t.shape.cols());
+  for (Eigen::Index e = 0; e < out.size(); ++e)
+    out.data()[e] = from_decimal<T>(t.entries[static_cast<std::size_t>(e)]);
   return out;
 }
 
-/// A node's parameters in T: numbers rounded once from their exact decimal text.
-template <Real T> Params<T> params_of(const NodeSpec& n) {
+/// The int and bool constants of a graph file, by name, as the nodes that take them keep them (bools as 1 and 0).
+using IntConstants = std::map<std::string, std::shared_ptr<const Tensor<long>>>;
+inline IntConstants int_constants_of(const GraphSpec& spec) {
+  IntConstants out;
+  for (const ConstantSpec& c : spec.constants) {
+    if (c.dtype == ConstantSpec::Dtype::real) continue;
+    Tensor<long> t = Tensor<long>::zeros(c.value.shape);
+    for (Eigen::Index e = 0; e < t.numel(); ++e) {
+      const std::string& text = c.value.entries[static_cast<std::size_t>(e)];
+      t[e] = c.dtype == ConstantSpec::Dtype::boolean ? (text == "true" ? 1 : 0) : std::stol(text);
+    }
+    out.emplace(c.name, std::make_shared<const Tensor<long>>(std::move(t)));
+  }
+  return out;
+}
+
+/// A node's parameters in T: numbers rounded once from their exact decimal text; its int and bool constant operands.
+template <Real T> Params<T> params_of(const NodeSpec& n, const IntConstants& constants) {
   Params<T> p;
+  for (const auto& [param, name] : n.constant_args)
+    p.set(param, constants.at(name));
   for (const ParamText& t : n.params)
     switch (t.type) {
+    case ParamType::constant: // given among the args (NodeSpec::constant_args), never as a key
+      break;
     case ParamType::number:
       p.set(t.name, Number<T>{from_decimal<T>(t.number), t.number});
       break;
@@ -51,7 +71,15 @@ template <Real T> Params<T> params_of(const NodeSpec& n) {
       p.set(t.name, t.integer);
       break;
     case ParamType::indices:
+    case ParamType::dims:
+    case ParamType::integer_list:
       p.set(t.name, t.indices);
+      break;
+    case ParamType::boolean:
+      p.set(t.name, t.boolean);
+      break;
+    case ParamType::choice:
+      p.set(t.name, Choice{t.choice});
       break;
     case ParamType::flags:
       p.set(t.name, t.flags);
@@ -65,22 +93,35 @@ public:
   explicit FileGraph(GraphSpec spec) : spec_(std::move(spec)) {
     for (const auto& [name, text] : spec_.inputs) {
       names_.push_back(name);
+      shapes_.push_back(text.shape);
       inputs_.push_back(from_text<T>(text));
     }
+    for (const ConstantSpec& c : spec_.constants)
+      if (c.dtype == ConstantSpec::Dtype::real) {
+        constant_names_.push_back(c.name);
+        constant_shapes_.push_back(c.value.shape);
+        constants_.push_back(from_text<T>(c.value));
+      }
+    const IntConstants ints = int_constants_of(spec_);
     for (const NodeSpec& n : spec_.nodes)
-      params_.push_back(params_of<T>(n));
+      params_.push_back(params_of<T>(n, ints));
   }
 
   const GraphSpec& spec() const { return spec_; }
   const std::vector<std::string>& names() const { return names_; }
+  /// The inputs' entries in their storage views (a matrix input is itself), and their shapes.
   const std::vector<Matrix<T>>& inputs() const { return inputs_; }
+  const std::vector<Shape>& shapes() const { return shapes_; }
+  /// The real constants' names, in file order: record() records them after the inputs, as leaves no gradient is
+  /// asked of (int and bool constants ride on the nodes that take them).
+  const std::vector<std::string>& constant_names() const { return constant_names_; }
   /// Node k's parameters (0-based among the nodes), in T.
   const Params<T>& node_params(std::size_t k) const { return params_.at(k); }
   /// The file's inputs as inputs of `tape`, labelled with their names, in file order: what record() takes.
   std::vector<Var<T>> record_inputs(Tape<T>& tape) const {
     std::vector<Var<T>> in;
     for (std::size_t k = 0; k < inputs_.size(); ++k)
-      in.push_back(tape.input(inputs_[k], names_[k]));
+      in.push_back(tape.input(inputs_[k], shapes_[k], names_[k]));
     return in;
   }
 
@@ -95,12 +136,21 @@ public:
   /// (recorded by the hook on the same tape), std::nullopt leaves the node to its op. Fault injection
   /// (graph/verification/op_faults.hpp) records one node with a deliberately wrong op this way.
   template <Real U, class Hook>
-  std::vector<Var<U>> record_with(Tape<U>&, const std::vector<Var<U>>& in, const Hook& hook,
+  std::vector<Var<U>> record_with(Tape<U>& tape, const std::vector<Var<U>>& in, const Hook& hook,
                                   std::size_t nodes = std::numeric_limits<std::size_t>::max()) const {
     std::map<std::string, Var<U>> vars;
     std::vector<Var<U>> all = in;
-    for (std::size_t k = 0; k < in.size(); ++k)
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      // The checker hands each input over in its storage view, as a matrix: the file says its shape.
+      if (!(in[k].shape() == shapes_[k])) tape.set_input_shape(in[k], shapes_[k]);
       vars[names_[k]] = in[k];
+    }
+    for (std::size_t j = 0; j < constants_.size(); ++j) { // real constants: leaves no gradient is asked of
+      const Var<U> c = tape.input(constants_[j].unaryExpr([](const T& x) { return lift<U>(x); }), constant_shapes_[j],
+                                  constant_names_[j]);
+      vars[constant_names_[j]] = c;
+      all.push_back(c);
+    }
     for (std::size_t k = 0; k < std::min(nodes, spec_.nodes.size()); ++k) {
       const NodeSpec& n = spec_.nodes[k];
       std::vector<Var<U>> a;
@@ -127,7 +177,7 @@ public:
     return all;
   }
 
-  /// The checker's view: the output, which must be 1x1.
+  /// The checker's view: the output, which must hold one entry.
   template <Real U> Var<U> operator()(Tape<U>& tape, const std::vector<Var<U>>& in) const {
     const std::vector<Var<U>> all = record(tape, in);
     return output_of(all);
@@ -151,17 +201,19 @@ public:
   NodeFunction node_function(const std::string& name) const&& = delete;
   NodeFunction node_function(const std::string& name) const& {
     const std::size_t k = index_of(name);
-    if (k < names_.size())
-      throw GraphFileError(spec_.file + ": '" + name + "' is an input, not a node (a Jacobian is taken of a node)");
-    return NodeFunction(*this, k - names_.size());
+    if (k < names_.size() + constant_names_.size())
+      throw GraphFileError(spec_.file + ": '" + name + "' is " + (k < names_.size() ? "an input" : "a constant") +
+                           ", not a node (a Jacobian is taken of a node)");
+    return NodeFunction(*this, k - names_.size() - constant_names_.size());
   }
 
-  /// The output among the Vars that record() returned; GraphFileError unless it is 1x1.
+  /// The output among the Vars that record() returned; GraphFileError unless it holds one entry (rank 0, or
+  /// every size 1).
   template <Real U> Var<U> output_of(const std::vector<Var<U>>& all) const {
     const Var<U>& out = all[index_of(spec_.output)];
-    if (out.rows() != 1 || out.cols() != 1)
-      throw GraphFileError(spec_.file + ": output: '" + spec_.output + "' is " + shape_string(out.rows(), out.cols()) +
-                           "; the output must be 1x1 (take its sum)");
+    if (out.shape().numel() != 1)
+      throw GraphFileError(spec_.file + ": output: '" + spec_.output + "' is " + shape_string(out.shape()) +
+                           "; the output must hold one entry (take its sum)");
     return out;
   }
 
@@ -176,15 +228,20 @@ public:
     std::vector<Params<U>> params;
     for (const Params<T>& p : params_)
       params.push_back(p.template converted<U>([](const T& x) { return lift<U>(x); }));
-    return FileGraph<U>(spec_, std::move(inputs), std::move(params));
+    std::vector<Matrix<U>> constants;
+    for (const Matrix<T>& m : constants_)
+      constants.push_back(m.unaryExpr([](const T& x) { return lift<U>(x); }));
+    return FileGraph<U>(spec_, std::move(inputs), shapes_, std::move(constants), std::move(params));
   }
 
-  /// Position of a name among inputs then nodes.
+  /// Position of a name among inputs, then real constants, then nodes: its place in what record() returns.
   std::size_t index_of(const std::string& name) const {
     for (std::size_t k = 0; k < names_.size(); ++k)
       if (names_[k] == name) return k;
+    for (std::size_t k = 0; k < constant_names_.size(); ++k)
+      if (constant_names_[k] == name) return names_.size() + k;
     for (std::size_t k = 0; k < spec_.nodes.size(); ++k)
-      if (spec_.nodes[k].name == name) return names_.size() + k;
+      if (spec_.nodes[k].name == name) return names_.size() + constant_names_.size() + k;
     throw GraphFileError(spec_.file + ": '" + name + "' is not an input or a node");
   }
 
@@ -197,10 +254,17 @@ private:
   };
   template <Real> friend class FileGraph;
   /// The graph with its values given, one per input and per node of `spec` (lifted()).
-  FileGraph(GraphSpec spec, std::vector<Matrix<T>> inputs, std::vector<Params<T>> params)
-      : spec_(std::move(spec)), inputs_(std::move(inputs)), params_(std::move(params)) {
+  FileGraph(GraphSpec spec, std::vector<Matrix<T>> inputs, std::vector<Shape> shapes, std::vector<Matrix<T>> constants,
+            std::vector<Params<T>> params)
+      : spec_(std::move(spec)), shapes_(std::move(shapes)), inputs_(std::move(inputs)),
+        constants_(std::move(constants)), params_(std::move(params)) {
     for (const auto& input : spec_.inputs)
       names_.push_back(input.first);
+    for (const ConstantSpec& c : spec_.constants)
+      if (c.dtype == ConstantSpec::Dtype::real) {
+        constant_names_.push_back(c.name);
+        constant_shapes_.push_back(c.value.shape);
+      }
   }
 
   std::string where(const NodeSpec& n) const { return spec_.file + ": node '" + n.name + "' (" + n.op + "): "; }
@@ -210,7 +274,11 @@ private:
 
   GraphSpec spec_;
   std::vector<std::string> names_;
+  std::vector<Shape> shapes_;
   std::vector<Matrix<T>> inputs_;
+  std::vector<std::string> constant_names_; ///< the real constants
+  std::vector<Shape> constant_shapes_;
+  std::vector<Matrix<T>> constants_;
   std::vector<Params<T>> params_; ///< per node, in T
 };
 

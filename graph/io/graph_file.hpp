@@ -35,9 +35,9 @@ public:
   using Error::Error;
 };
 
-/// A matrix as written: rows x cols decimal texts, row by row.
-struct MatrixText {
-  long rows = 0, cols = 0;
+/// A tensor as written: its shape and its entries' decimal texts, row-major.
+struct TensorText {
+  Shape shape;
   std::vector<std::string> entries;
 };
 
@@ -47,21 +47,44 @@ struct ParamText {
   ParamType type = ParamType::number;
   std::string number;        ///< number: the exact decimal text
   long integer = 0;          ///< integer
-  std::vector<long> indices; ///< indices
+  std::vector<long> indices; ///< indices, dims (an integer as a list of one), sizes
+  bool boolean = false;      ///< boolean
+  std::string choice;        ///< choice
   std::vector<bool> flags;   ///< flags
 };
 
 struct NodeSpec {
   std::string name, op;
-  const OpInfo* info = nullptr; ///< the op's descriptor (one of BuiltinOps)
-  std::vector<std::string> args;
+  const OpInfo* info = nullptr;  ///< the op's descriptor (one of BuiltinOps)
+  std::vector<std::string> args; ///< the real operands (inputs, real constants, earlier nodes), in order
+  /// The int and bool constant operands: (the op's parameter that holds it, the constant's name).
+  std::vector<std::pair<std::string_view, std::string>> constant_args;
   std::vector<ParamText> params; ///< every parameter of the op, in its descriptor's order, defaults filled in
 };
+
+/// A constant of a graph file (format v3): never differentiated. Real entries are decimal texts as inputs' are; int
+/// entries integers; bool entries "true" or "false".
+struct ConstantSpec {
+  enum class Dtype { real, integer, boolean };
+  std::string name;
+  Dtype dtype = Dtype::real;
+  TensorText value;
+};
+
+/// "real", "int", "bool": a constant's dtype as files write it.
+inline std::string dtype_name(ConstantSpec::Dtype d) {
+  return d == ConstantSpec::Dtype::real ? "real" : d == ConstantSpec::Dtype::integer ? "int" : "bool";
+}
+/// "a real", "an int", "a bool".
+inline std::string with_article(ConstantSpec::Dtype d) {
+  return (d == ConstantSpec::Dtype::integer ? "an " : "a ") + dtype_name(d);
+}
 
 struct GraphSpec {
   std::string file; ///< as named in messages
   std::string description;
-  std::vector<std::pair<std::string, MatrixText>> inputs; ///< in file order
+  std::vector<std::pair<std::string, TensorText>> inputs; ///< in file order
+  std::vector<ConstantSpec> constants;                    ///< in file order
   std::vector<NodeSpec> nodes;                            ///< in file order
   std::string output;
 };
@@ -92,51 +115,84 @@ public:
     throw GraphFileError(file_ + ": " + (where.empty() ? "" : where + ": ") + problem);
   }
 
-  /// A matrix: a list of rows of numbers or decimal strings. NaN is refused unless `nan_allowed` (a gradient
-  /// file may hold one: the check then fails on it).
-  MatrixText matrix(const JsonNode& v, const std::string& where, bool nan_allowed = false) const {
-    if (v.kind != JsonNode::Kind::array)
-      fail(where, std::string("a matrix is a list of rows, not ") + kind_name(v.kind));
-    MatrixText m;
-    m.rows = static_cast<long>(v.items.size());
-    if (m.rows == 0) fail(where, "empty matrix (no rows)");
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      const JsonNode& row = v.items[i];
-      const std::string at = where + " row " + std::to_string(i);
-      if (row.kind != JsonNode::Kind::array)
-        fail(at, std::string("a row is a list of entries, not ") + kind_name(row.kind));
-      if (row.items.empty()) fail(at, "empty row");
-      if (i == 0)
-        m.cols = static_cast<long>(row.items.size());
-      else if (static_cast<long>(row.items.size()) != m.cols)
-        fail(at, "ragged matrix: this row has " + std::to_string(row.items.size()) + " entries but row 0 has " +
-                     std::to_string(m.cols));
-      for (std::size_t j = 0; j < row.items.size(); ++j) {
-        const JsonNode& e = row.items[j];
-        const std::string entry = where + " entry (" + std::to_string(i) + ", " + std::to_string(j) + ")";
-        if (e.kind == JsonNode::Kind::string) {
-          if (!is_decimal_text(e.text)) fail(entry, "'" + e.text + "' is not a decimal number, inf, -inf or nan");
-        } else if (e.kind != JsonNode::Kind::number && e.kind != JsonNode::Kind::integer) {
-          fail(entry, std::string("an entry is a number or a decimal string, not ") + kind_name(e.kind));
-        }
-        if (e.text == "nan" && !nan_allowed)
-          fail(entry, "NaN input: a graph's inputs must be numbers (inf and -inf are allowed)");
-        m.entries.push_back(e.text);
-      }
+  /// A tensor: a number or decimal string (rank 0), or a list of k equal-shaped tensors (rank + 1), at most
+  /// max_rank deep, no list empty. NaN is refused unless `nan_allowed` (a gradient file may hold one: the check
+  /// then fails on it).
+  TensorText tensor(const JsonNode& v, const std::string& where, bool nan_allowed = false,
+                    ConstantSpec::Dtype dtype = ConstantSpec::Dtype::real) const {
+    TensorText t;
+    for (const JsonNode* n = &v; n->kind == JsonNode::Kind::array; n = &n->items[0]) {
+      if (n->items.empty())
+        fail(where, t.shape.rank() == 0 ? "an empty list (every size must be at least 1)"
+                                        : "an empty list at depth " + std::to_string(t.shape.rank()) +
+                                              " (every size must be at least 1)");
+      if (t.shape.rank() == max_rank) fail(where, "nested deeper than rank " + std::to_string(max_rank));
+      t.shape.push_back(static_cast<Eigen::Index>(n->items.size()));
     }
-    return m;
+    std::vector<Eigen::Index> index;
+    entries(v, where, nan_allowed, dtype, t, index);
+    return t;
   }
 
+private:
+  void entries(const JsonNode& v, const std::string& where, bool nan_allowed, ConstantSpec::Dtype dtype, TensorText& t,
+               std::vector<Eigen::Index>& index) const {
+    const std::size_t depth = index.size();
+    if (depth < t.shape.rank()) {
+      const std::string at = where + " at " + index_string(index);
+      if (v.kind != JsonNode::Kind::array)
+        fail(at, std::string("a list of ") + std::to_string(t.shape[depth]) + " was expected (as its first " +
+                     "sibling holds), not " + kind_name(v.kind));
+      if (static_cast<Eigen::Index>(v.items.size()) != t.shape[depth])
+        fail(at, "ragged: this list has " + std::to_string(v.items.size()) +
+                     " entries but the first at its depth has " + std::to_string(t.shape[depth]));
+      for (std::size_t i = 0; i < v.items.size(); ++i) {
+        index.push_back(static_cast<Eigen::Index>(i));
+        entries(v.items[i], where, nan_allowed, dtype, t, index);
+        index.pop_back();
+      }
+      return;
+    }
+    const std::string entry = where + (depth == 0 ? "" : " entry " + index_string(index));
+    if (v.kind == JsonNode::Kind::array) fail(entry, "ragged: a list where the first at its depth is a number");
+    if (dtype == ConstantSpec::Dtype::integer) {
+      if (v.kind != JsonNode::Kind::integer)
+        fail(entry, std::string("an int constant's entries are JSON integers, not ") + kind_name(v.kind) +
+                        (v.kind == JsonNode::Kind::number || v.kind == JsonNode::Kind::string ? " " + v.text : ""));
+      t.entries.push_back(v.text);
+      return;
+    }
+    if (dtype == ConstantSpec::Dtype::boolean) {
+      if (v.kind != JsonNode::Kind::boolean)
+        fail(entry, std::string("a bool constant's entries are true or false, not ") + kind_name(v.kind));
+      t.entries.push_back(v.text);
+      return;
+    }
+    if (v.kind == JsonNode::Kind::string) {
+      if (!is_decimal_text(v.text)) fail(entry, "'" + v.text + "' is not a decimal number, inf, -inf or nan");
+    } else if (v.kind == JsonNode::Kind::array) {
+      fail(entry, "ragged: a list where the first at its depth is a number");
+    } else if (v.kind != JsonNode::Kind::number && v.kind != JsonNode::Kind::integer) {
+      fail(entry, std::string("an entry is a number or a decimal string, not ") + kind_name(v.kind));
+    }
+    if (v.text == "nan" && !nan_allowed)
+      fail(entry, "NaN input: a graph's inputs must be numbers (inf and -inf are allowed)");
+    t.entries.push_back(v.text);
+  }
+
+public:
   GraphSpec spec(const JsonNode& root) {
     GraphSpec g;
     g.file = file_;
     if (root.kind != JsonNode::Kind::object)
       fail("", std::string("a graph file is one JSON object, not ") + kind_name(root.kind));
     if (!root.duplicate_key.empty()) fail("", "key '" + root.duplicate_key + "' appears twice");
-    const JsonNode *inputs = nullptr, *nodes = nullptr, *output = nullptr;
+    const JsonNode *inputs = nullptr, *nodes = nullptr, *output = nullptr, *constants = nullptr;
     for (const auto& [key, value] : root.members) {
       if (key == "inputs")
         inputs = &value;
+      else if (key == "constants")
+        constants = &value;
       else if (key == "nodes")
         nodes = &value;
       else if (key == "output")
@@ -145,7 +201,8 @@ public:
         if (value.kind != JsonNode::Kind::string) fail("description", "must be a string");
         g.description = value.text;
       } else {
-        fail("", "unknown key '" + key + "' (a graph file has inputs, nodes, output and optionally description)");
+        fail("", "unknown key '" + key +
+                     "' (a graph file has inputs, nodes, output and optionally constants and description)");
       }
     }
     if (!inputs) fail("", "missing key 'inputs'");
@@ -153,13 +210,14 @@ public:
     if (!output) fail("", "missing key 'output'");
 
     if (inputs->kind != JsonNode::Kind::object)
-      fail("inputs", std::string("must be an object of named matrices, not ") + kind_name(inputs->kind));
+      fail("inputs", std::string("must be an object of named tensors, not ") + kind_name(inputs->kind));
     if (!inputs->duplicate_key.empty()) fail("inputs", "input '" + inputs->duplicate_key + "' is defined twice");
     if (inputs->members.empty()) fail("inputs", "a graph needs at least one input");
     for (const auto& [name, value] : inputs->members) {
       declare(name, "input '" + name + "'");
-      g.inputs.emplace_back(name, matrix(value, "input '" + name + "'"));
+      g.inputs.emplace_back(name, tensor(value, "input '" + name + "'"));
     }
+    if (constants) read_constants(*constants, g);
 
     if (nodes->kind != JsonNode::Kind::array)
       fail("nodes", std::string("must be a list, not ") + kind_name(nodes->kind));
@@ -168,6 +226,8 @@ public:
 
     if (output->kind != JsonNode::Kind::string) fail("output", "must be the name of a node or input");
     if (!defined_.count(output->text)) fail("output", "'" + output->text + "' is not an input or a node");
+    if (dtypes_.count(output->text))
+      fail("output", "'" + output->text + "' is a constant; the output is a node or an input");
     g.output = output->text;
     return g;
   }
@@ -179,6 +239,52 @@ private:
       return std::stol(v.text);
     } catch (const std::exception&) {
       fail(where, what + " " + v.text + " is out of range");
+    }
+  }
+
+  /// "constants": {name: {"dtype": "real" | "int" | "bool", "value": tensor}}.
+  void read_constants(const JsonNode& constants, GraphSpec& g) {
+    if (constants.kind != JsonNode::Kind::object)
+      fail("constants", std::string("must be an object of named constants, not ") + kind_name(constants.kind));
+    if (!constants.duplicate_key.empty())
+      fail("constants", "constant '" + constants.duplicate_key + "' is defined twice");
+    for (const auto& [name, value] : constants.members) {
+      const std::string where = "constant '" + name + "'";
+      declare(name, where);
+      if (value.kind != JsonNode::Kind::object)
+        fail(where, std::string("a constant is {\"dtype\": \"real\" | \"int\" | \"bool\", \"value\": a tensor}, not ") +
+                        kind_name(value.kind));
+      if (!value.duplicate_key.empty()) fail(where, "key '" + value.duplicate_key + "' appears twice");
+      const JsonNode *dtype = nullptr, *tensor_value = nullptr;
+      for (const auto& member : value.members) {
+        if (member.key == "dtype")
+          dtype = &member.value;
+        else if (member.key == "value")
+          tensor_value = &member.value;
+        else
+          fail(where, "unknown key '" + member.key + "' (a constant has dtype and value)");
+      }
+      if (!dtype || !tensor_value) fail(where, std::string("needs \"") + (dtype ? "value" : "dtype") + "\"");
+      ConstantSpec c;
+      c.name = name;
+      if (dtype->kind == JsonNode::Kind::string && dtype->text == "real")
+        c.dtype = ConstantSpec::Dtype::real;
+      else if (dtype->kind == JsonNode::Kind::string && dtype->text == "int")
+        c.dtype = ConstantSpec::Dtype::integer;
+      else if (dtype->kind == JsonNode::Kind::string && dtype->text == "bool")
+        c.dtype = ConstantSpec::Dtype::boolean;
+      else
+        fail(where, "\"dtype\" must be \"real\", \"int\" or \"bool\"");
+      c.value = tensor(*tensor_value, where, false, c.dtype);
+      if (c.dtype == ConstantSpec::Dtype::integer)
+        for (std::size_t e = 0; e < c.value.entries.size(); ++e)
+          try {
+            (void)std::stol(c.value.entries[e]);
+          } catch (const std::exception&) {
+            fail(where, "entry " + c.value.entries[e] + " is out of range");
+          }
+      dtypes_[name] = c.dtype;
+      g.constants.push_back(std::move(c));
     }
   }
 
@@ -214,19 +320,42 @@ private:
     n.info = BuiltinOps::find(n.op);
     if (n.info == nullptr) fail(where, "unknown op '" + n.op + "' (ops: " + graph_file_op_list() + ")");
     where += " (" + n.op + ")";
-    const std::size_t arity = n.info->arity;
+    const auto& consts = n.info->const_operands;
+    const std::size_t arity =
+        n.info->arity + static_cast<std::size_t>(std::count_if(consts.begin(), consts.end(),
+                                                               [](const ConstOperand& c) { return !c.optional; }));
+    const std::size_t most = n.info->arity + consts.size();
     if (!args || args->kind != JsonNode::Kind::array) fail(where, "needs \"args\", a list of names");
     if (n.info->variadic && args->items.size() < arity)
       fail(where, "takes " + (arity == 1 ? std::string("one") : std::to_string(arity)) + " or more arguments, got " +
                       std::to_string(args->items.size()));
-    if (!n.info->variadic && args->items.size() != arity)
-      fail(where, "takes " + std::to_string(arity) + " argument" + (arity == 1 ? "" : "s") + ", got " +
-                      std::to_string(args->items.size()));
-    for (const JsonNode& a : args->items) {
+    if (!n.info->variadic && (args->items.size() < arity || args->items.size() > most))
+      fail(where, "takes " + std::to_string(arity) + (most > arity ? " or " + std::to_string(most) : "") + " argument" +
+                      (most == 1 ? "" : "s") + ", got " + std::to_string(args->items.size()));
+    for (std::size_t position = 0; position < args->items.size(); ++position) {
+      const JsonNode& a = args->items[position];
       if (a.kind != JsonNode::Kind::string) fail(where, "arguments are names (strings)");
       if (!defined_.count(a.text))
         fail(where, "argument '" + a.text + "' is not an input or an earlier node (a node may use only those)");
-      n.args.push_back(a.text);
+      const auto constant =
+          std::find_if(consts.begin(), consts.end(), [&](const ConstOperand& c) { return c.position == position; });
+      const auto dtype = dtypes_.find(a.text);
+      if (constant != consts.end()) {
+        const ConstantSpec::Dtype wanted =
+            constant->boolean ? ConstantSpec::Dtype::boolean : ConstantSpec::Dtype::integer;
+        if (dtype == dtypes_.end() || dtype->second != wanted)
+          fail(where, "argument '" + a.text + "' is " +
+                          (dtype == dtypes_.end() ? std::string("not a constant")
+                                                  : with_article(dtype->second) + " constant") +
+                          "; " + n.op + "'s " + std::string(constant->param) + " is " +
+                          (constant->boolean ? "a bool" : "an int") + " constant");
+        n.constant_args.emplace_back(constant->param, a.text);
+      } else {
+        if (dtype != dtypes_.end() && dtype->second != ConstantSpec::Dtype::real)
+          fail(where, "argument '" + a.text + "' is " + with_article(dtype->second) + " constant, where " + n.op +
+                          " takes a real operand");
+        n.args.push_back(a.text);
+      }
     }
     const auto& specs = n.info->params;
     for (const auto& given : extra) { // not a structured binding: clang 14 cannot capture one in a lambda
@@ -235,6 +364,7 @@ private:
         fail(where, "has \"" + key + "\", which " + n.op + " does not take");
     }
     for (const ParamSpec& p : specs) {
+      if (p.type == ParamType::constant) continue; // an operand among the args, checked with them above
       const auto given = p.in_files ? extra.find(std::string(p.name)) : extra.end();
       if (given != extra.end()) {
         n.params.push_back(parameter(p, *given->second, where));
@@ -243,7 +373,9 @@ private:
       if (p.required()) fail(where, "needs \"" + std::string(p.name) + "\"");
       if (p.optional) continue; // absent, and absence means something (no default)
       JsonNode text;            // the default, as a file would write it
-      text.kind = p.type == ParamType::number ? JsonNode::Kind::string : JsonNode::Kind::integer;
+      text.kind = p.type == ParamType::number || p.type == ParamType::choice ? JsonNode::Kind::string
+                  : p.type == ParamType::boolean                             ? JsonNode::Kind::boolean
+                                                                             : JsonNode::Kind::integer;
       text.text = std::string(p.default_value);
       n.params.push_back(parameter(p, text, where));
     }
@@ -258,6 +390,8 @@ private:
     t.type = spec.type;
     const std::string key = "\"" + std::string(spec.name) + "\"";
     switch (spec.type) {
+    case ParamType::constant: // an operand among the args (in_files is false): never a key
+      fail(where, key + " is an operand, given among the args");
     case ParamType::number:
       if (v.kind == JsonNode::Kind::string ? !is_decimal_text(v.text)
                                            : v.kind != JsonNode::Kind::number && v.kind != JsonNode::Kind::integer)
@@ -277,6 +411,35 @@ private:
         t.indices.push_back(index);
       }
       break;
+    case ParamType::dims:
+      if (v.kind == JsonNode::Kind::integer) {
+        t.indices.push_back(integer(v, where, key));
+        break;
+      }
+      if (v.kind != JsonNode::Kind::array || v.items.empty())
+        fail(where, key + " must be an integer or a non-empty list of integers (dims)");
+      for (const JsonNode& e : v.items)
+        t.indices.push_back(integer(e, where, key + " entries"));
+      break;
+    case ParamType::integer_list:
+      if (v.kind != JsonNode::Kind::array) fail(where, key + " must be a list of integers (sizes)");
+      for (const JsonNode& e : v.items)
+        t.indices.push_back(integer(e, where, key + " entries"));
+      break;
+    case ParamType::boolean:
+      if (v.kind != JsonNode::Kind::boolean) fail(where, key + " must be true or false");
+      t.boolean = v.text == "true";
+      break;
+    case ParamType::choice: {
+      std::string list;
+      for (std::string_view c : spec.choices)
+        list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
+      if (v.kind != JsonNode::Kind::string ||
+          std::find(spec.choices.begin(), spec.choices.end(), v.text) == spec.choices.end())
+        fail(where, key + " must be one of " + list);
+      t.choice = v.text;
+      break;
+    }
     case ParamType::flags:
       if (v.kind != JsonNode::Kind::array || v.items.empty())
         fail(where, key + " must be a non-empty list of flags, 1 or 0");
@@ -292,6 +455,7 @@ private:
 
   std::string file_;
   std::set<std::string> defined_;
+  std::map<std::string, ConstantSpec::Dtype> dtypes_; ///< the constants, by name
 };
 
 } // namespace detail

@@ -47,20 +47,23 @@ constexpr OpInfo faulty_op(const OpInfo& op, std::string_view node, std::string_
 
 /// The forward of `Op` on in (checked as Op checks it: shapes, domains), computed on a scratch tape.
 template <class Op, Real T>
-Matrix<T> forward_of(std::span<const Var<T>> in, const Params<T>& p, const std::string& label) {
+Tensor<T> forward_of(std::span<const Var<T>> in, const Params<T>& p, const std::string& label) {
   Tape<T> scratch;
   std::vector<Var<T>> copies;
   for (const Var<T>& v : in)
-    copies.push_back(scratch.input(v.value(), v.name()));
-  return Op::template apply<T>(std::span<const Var<T>>(copies), p, label).value();
+    copies.push_back(scratch.input(v.value(), v.shape(), v.name()));
+  return Op::template apply<T>(std::span<const Var<T>>(copies), p, label).tensor();
 }
 
 /// Records fault `F`: the forward of F's op, the VJP given.
 template <class F, Real T, class Vjp>
 Var<T> record_fault(std::span<const Var<T>> in, const Params<T>& p, std::string label, Vjp vjp) {
   Tape<T>& tape = common_tape(F::info, in);
-  Matrix<T> value = forward_of<typename F::Op>(in, p, label);
-  return tape.template record<F>(in, std::move(value), std::move(vjp), std::move(label), p);
+  for (const Var<T>& v : in) // the faults' VJPs are written for matrices
+    if (v.rank() != 2)
+      throw ShapeError(std::string(F::fault.name) + ": injected on matrices only; " + v.described() + " is not one");
+  Tensor<T> value = forward_of<typename F::Op>(in, p, label);
+  return tape.template record<F>(in, value.shape(), std::move(value.matrix()), std::move(vjp), std::move(label), p);
 }
 
 } // namespace detail
@@ -102,16 +105,23 @@ struct MeanWrongCountFault {
   static constexpr OpFaultInfo fault{12, "mean's backward divided by the wrong count", &MeanOp::info,
                                      "da = grad / n (columns) instead of grad / N (entries averaged)", "cTensor#24"};
   static constexpr OpInfo info = detail::faulty_op(MeanOp::info, "Mean (wrong count)", "mean; da = grad / cols");
+  /// The entries each result entry of mean(a) averages, for a matrix a.
+  template <Real T> static Eigen::Index count(const Matrix<T>& a, const Params<T>& p) {
+    const ShapeOperand s(a.rows(), a.cols());
+    return a.size() / kept_shape("mean", s, p).numel();
+  }
   template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>& p) {
-    if (reduced_count(in[0], p) != in[0].cols()) return {};
-    return "each result entry averages " + std::to_string(reduced_count(in[0], p)) +
+    if (count(in[0], p) != in[0].cols()) return {};
+    return "each result entry averages " + std::to_string(count(in[0], p)) +
            " entries, as many as the operand has columns, so dividing by the columns is right here";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-    return detail::record_fault<MeanWrongCountFault>(in, p, std::move(label), [](Backprop<T>& bp) {
+    return detail::record_fault<MeanWrongCountFault>(in, p, std::move(label), [p](Backprop<T>& bp) {
       const Matrix<T>& a = bp.input(0);
       const T cols(static_cast<long>(a.cols()));
-      with_expanded(bp.grad(), a.rows(), a.cols(), [&](const auto& g) { bp.accumulate(0, g / cols); });
+      const Shape kept = kept_shape("mean", ShapeOperand(a.rows(), a.cols()), p);
+      const Matrix<T> g = bp.grad().template reshaped<Eigen::RowMajor>(kept.rows(), kept.cols());
+      with_expanded(g, kept, Shape{a.rows(), a.cols()}, [&](const auto& e) { bp.accumulate(0, e / cols); });
     });
   }
 };
@@ -365,6 +375,8 @@ inline std::vector<std::pair<std::size_t, std::string>> fan_out_values(const Gra
     if (consumers[input.first] > 1) out.emplace_back(i, input.first);
     ++i;
   }
+  for (const ConstantSpec& c : spec.constants) // a real constant is a tape node too, whose gradient nobody reads
+    if (c.dtype == ConstantSpec::Dtype::real) ++i;
   for (const NodeSpec& n : spec.nodes) {
     if (consumers[n.name] > 1) out.emplace_back(i, n.name);
     ++i;

@@ -215,7 +215,7 @@ TEST_CASE("--jacobian keeps the format's rule: a file whose output is not 1x1 is
   g.jacobian = "Y";
   std::ostringstream out;
   CHECK_THROWS_WITH_AS(run_grad_command(g, out),
-                       (file + ": output: 'Y' is 2x2; the output must be 1x1 (take its sum)").c_str(),
+                       (file + ": output: 'Y' is 2x2; the output must hold one entry (take its sum)").c_str(),
                        tapegrad::GraphFileError);
   CHECK(out.str().empty());
 }

@@ -50,7 +50,7 @@ TEST_CASE("backward with a seed of any shape, and the errors of a missing or mis
   auto x = tape.input(matrix<double>({{1.0, 2.0}, {3.0, 4.0}}), "x");
   auto y = scale(x, 2.0, "y");
   CHECK_THROWS_WITH_AS(tape.backward(y),
-                       "backward(y): output is 2x2, not 1x1; pass a seed of that shape: backward(out, seed)",
+                       "backward(y): output is 2x2, not one entry; pass a seed of that shape: backward(out, seed)",
                        UsageError);
   CHECK_THROWS_WITH_AS(tape.backward(y, Matrix<double>::Ones(1, 2)),
                        "backward(y, seed): y is 2x2 but the seed is 1x2; shapes must match", ShapeError);

@@ -26,7 +26,11 @@ inline std::vector<std::string> op_dictionary_entries() {
   for (const OpInfo* op : BuiltinOps::infos) {
     add(op->name);
     for (const ParamSpec& p : op->params)
-      if (p.in_files) add(p.name);
+      if (p.in_files) {
+        add(p.name);
+        for (std::string_view c : p.choices)
+          add(c);
+      }
   }
   return entries;
 }

@@ -91,6 +91,24 @@ inline void draw_param(ByteSource& bytes, const ParamSpec& spec, Params<double>&
   case ParamType::integer:
     p.set(spec.name, bytes.integer());
     break;
+  case ParamType::boolean:
+    p.set(spec.name, bytes.below(2) == 1);
+    break;
+  case ParamType::constant: { // small ints (0 to 3) of rank 0 to 2: a mask, targets, indices
+    Shape s;
+    for (std::size_t d = bytes.below(3); d > 0; --d)
+      s.push_back(static_cast<Eigen::Index>(1 + bytes.below(3)));
+    Tensor<long> t = Tensor<long>::zeros(s);
+    for (Eigen::Index e = 0; e < t.numel(); ++e)
+      t[e] = static_cast<long>(bytes.below(4));
+    p.set(spec.name, std::make_shared<const Tensor<long>>(std::move(t)));
+    break;
+  }
+  case ParamType::choice:
+    if (!spec.choices.empty()) p.set(spec.name, Choice{std::string(spec.choices[bytes.below(spec.choices.size())])});
+    break;
+  case ParamType::dims:
+  case ParamType::integer_list:
   case ParamType::indices: {
     std::vector<long> v(bytes.below(7));
     for (long& i : v)
@@ -171,7 +189,7 @@ inline bool run_graph_ops(const std::uint8_t* data, std::size_t size) {
         // grow the graph until the per-node check's differences (quadratic in the size) time out.
         const Shape shape = BuiltinOps::visit<Shape>(
             op, [&]<class Op>() { return Op::shape(std::span<const Var<double>>(operands), p); });
-        if (shape.rows * shape.cols > max_entries) {
+        if (shape.numel() > max_entries) {
           ++stats.steps_too_large;
           continue;
         }

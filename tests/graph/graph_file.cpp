@@ -75,9 +75,18 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
       {"duplicate input", R"({"inputs": {"X": [[1]], "X": [[2]]}, "nodes": [], "output": "X"})",
        "bad.json: inputs: input 'X' is defined twice"},
       {"ragged matrix", graph(R"({"X": [[1, 2], [3]]})", "[]", "X"),
-       "bad.json: input 'X' row 1: ragged matrix: this row has 1 entries but row 0 has 2"},
-      {"empty matrix", graph(R"({"X": []})", "[]", "X"), "bad.json: input 'X': empty matrix (no rows)"},
-      {"empty row", graph(R"({"X": [[]]})", "[]", "X"), "bad.json: input 'X' row 0: empty row"},
+       "bad.json: input 'X' at (1): ragged: this list has 1 entries but the first at its depth has 2"},
+      {"empty matrix", graph(R"({"X": []})", "[]", "X"),
+       "bad.json: input 'X': an empty list (every size must be at least 1)"},
+      {"empty row", graph(R"({"X": [[]]})", "[]", "X"),
+       "bad.json: input 'X': an empty list at depth 1 (every size must be at least 1)"},
+      {"ragged rank", graph(R"({"X": [[1, 2], 3]})", "[]", "X"),
+       "bad.json: input 'X' at (1): a list of 2 was expected (as its first sibling holds), not a number"},
+      {"ragged depth", graph(R"({"X": [[[1], [2]], [3, [4]]]})", "[]", "X"),
+       "bad.json: input 'X' at (1, 0): a list of 1 was expected (as its first sibling holds), not a number"},
+      {"rank 9", graph(R"({"X": [[[[[[[[[1]]]]]]]]]})", "[]", "X"), "bad.json: input 'X': nested deeper than rank 8"},
+      {"an empty list in a tensor", graph(R"({"X": [[[1]], [[]]]})", "[]", "X"),
+       "bad.json: input 'X' at (1, 0): ragged: this list has 0 entries but the first at its depth has 1"},
       {"non-numeric entry", graph(R"({"X": [[1, "two"]]})", "[]", "X"),
        "bad.json: input 'X' entry (0, 1): 'two' is not a decimal number, inf, -inf or nan"},
       {"boolean entry", graph(R"({"X": [[1, true]]})", "[]", "X"),
@@ -88,7 +97,7 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
        "bad.json: node 'J' (matmul): matmul(X, Y): X is 1x3 but Y is 1x2; columns of the left must equal rows of the "
        "right"},
       {"non-1x1 output", graph(X, R"([{"name": "J", "op": "exp", "args": ["X"]}])"),
-       "bad.json: output: 'J' is 2x2; the output must be 1x1"},
+       "bad.json: output: 'J' is 2x2; the output must hold one entry"},
       {"log of a non-positive entry",
        graph(R"({"X": [[1, "0.5"], ["-0.25", 2]]})",
              R"([{"name": "L", "op": "log", "args": ["X"]}, {"name": "J", "op": "sum", "args": ["L"]}])"),
@@ -131,8 +140,8 @@ TEST_CASE("every kind of bad input is refused, naming the file, the node and the
        "bad.json: node 'J' (softmax): has \"offset\", which softmax does not take"},
       {"shapes that do not broadcast",
        graph(R"({"X": [[1, 2], [3, 4]], "Y": [[1, 2, 3]]})", R"([{"name": "J", "op": "add", "args": ["X", "Y"]}])"),
-       "bad.json: node 'J' (add): add(X, Y): X is 2x2 but Y is 1x3; per axis the sizes must be equal or one of them 1 "
-       "(broadcasting)"},
+       "bad.json: node 'J' (add): add(X, Y): X is 2x2 but Y is 1x3; aligned at their last dims, per dim the sizes must "
+       "be equal or one of them 1 (broadcasting)"},
       {"a zero divisor",
        graph(R"({"X": [[1, 2]], "Y": [[3, "0"]]})", R"([{"name": "Q", "op": "div", "args": ["X", "Y"]}])", "Q"),
        "bad.json: node 'Q' (div): div(X, Y) for 'Q': entry (0, 1) of Y is 0; div needs entries != 0"},
@@ -321,4 +330,125 @@ TEST_CASE("dropout in a graph file: p and seed, the same pattern as dropout_mask
             .rfind("bad.json: node 'J' (dropout): dropout(X): p = 1; it must be in [0, 1)", 0) == 0);
   CHECK(error_of(graph(X, R"([{"name": "J", "op": "softmax", "args": ["X"], "strict": 1}])")) ==
         "bad.json: node 0: unknown key 'strict'"); // a C++-only option is not a file key
+}
+
+TEST_CASE("graph format v3 values: nested lists of rank 0 to 8, the shape kept through the graph") {
+  const GraphSpec spec = parse_graph(graph(R"({"s": "0.5", "v": [1, 2, 3], "T": [[[1, 2]], [[3, 4]]],
+                                                "E": [[[[[[[[7]]]]]]]]})",
+                                           R"([{"name": "P", "op": "mul", "args": ["T", "s"]},
+                                               {"name": "Q", "op": "reshape", "args": ["P"], "shape": [-1]},
+                                               {"name": "R", "op": "sum", "args": ["Q"], "dim": 0},
+                                               {"name": "J", "op": "add", "args": ["R", "E"]}])"),
+                                     "v3.json");
+  REQUIRE(spec.inputs.size() == 4);
+  CHECK(spec.inputs[0].second.shape == Shape{});
+  CHECK(spec.inputs[1].second.shape == Shape{3});
+  CHECK(spec.inputs[2].second.shape == Shape{2, 1, 2});
+  CHECK(spec.inputs[3].second.shape == Shape{1, 1, 1, 1, 1, 1, 1, 1});
+  const FileGraph<double> g(spec);
+  Tape<double> tape;
+  const std::vector<Var<double>> all = g.record(tape, g.record_inputs(tape));
+  const Var<double> J = g.output_of(all);
+  CHECK(J.shape() == Shape{1, 1, 1, 1, 1, 1, 1, 1}); // a rank-0 sum broadcast against rank 8: one entry
+  CHECK(J.value()(0, 0) == 0.5 * 10 + 7);
+  tape.backward(J);
+  CHECK(all[2].grad_tensor() == Tensor<double>::constant({2, 1, 2}, 0.5));
+  CHECK(all[0].grad_tensor() == Tensor<double>(10.0));
+  // the checker hands the inputs over as matrices; the file's shapes are set on them before any node uses them
+  Tape<double> viewed;
+  std::vector<Var<double>> in;
+  for (std::size_t k = 0; k < g.inputs().size(); ++k)
+    in.push_back(viewed.input(g.inputs()[k], g.names()[k]));
+  CHECK(in[2].shape() == Shape{2, 2}); // the storage view of 2x1x2
+  CHECK(g.output_of(g.record(viewed, in)).value()(0, 0) == 12);
+  CHECK(in[2].shape() == Shape{2, 1, 2});
+}
+
+TEST_CASE("graph format v3: the new ops' keys are checked as the format says") {
+  const std::string T3 = R"({"X": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]})";
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "sum", "args": ["X"], "keepdim": true}])")) ==
+        "bad.json: node 'J' (sum): sum(X): keepdim is given without dim");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "sum", "args": ["X"], "dim": []}])")) ==
+        "bad.json: node 'J' (sum): \"dim\" must be an integer or a non-empty list of integers (dims)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "sum", "args": ["X"], "dim": 0, "keepdim": 1}])")) ==
+        "bad.json: node 'J' (sum): \"keepdim\" must be true or false");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "sum", "args": ["X"], "dim": 3}])")) ==
+        "bad.json: node 'J' (sum): sum(X): dim 3 is out of range for rank 3 (dims are -3 to 2)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "sum", "args": ["X"], "dim": "0"}])")) ==
+        "bad.json: node 'J' (sum): \"dim\" must be an integer or a non-empty list of integers (dims)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "sum", "args": ["X"], "axis": 0}])")) ==
+        "bad.json: node 'J' (sum): sum(X): axis is for matrices, X is 2x2x2 (rank 3); use dim");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "transpose", "args": ["X"], "dim0": 0}])")) ==
+        "bad.json: node 'J' (transpose): transpose(X): dim0 and dim1 go together (give both or neither)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "gelu", "args": ["X"], "approximate": "erf"}])")) ==
+        "bad.json: node 'J' (gelu): \"approximate\" must be one of \"none\", \"tanh\"");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "reshape", "args": ["X"], "shape": [2, -1, -1]}])")) ==
+        "bad.json: node 'J' (reshape): reshape(X): size -1 in shape (sizes are >= 1, or one -1)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "view", "args": ["X"], "shape": [8]}])"))
+            .find("bad.json: node 'J': unknown op 'view'") == 0);
+  CHECK(error_of(graph(T3, R"([{"name": "S", "op": "softmax", "args": ["X"], "dim": -4},
+                              {"name": "J", "op": "sum", "args": ["S"]}])")) ==
+        "bad.json: node 'S' (softmax): softmax(X): dim -4 is out of range for rank 3 (dims are -3 to 2)");
+  CHECK(error_of(graph(R"({"x": 2})", R"([{"name": "S", "op": "softmax", "args": ["x"]},
+                                          {"name": "J", "op": "sum", "args": ["S"]}])")) ==
+        "bad.json: node 'S' (softmax): softmax(x): dim -1 is out of range for rank 0 (a rank-0 value has no dims)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "slice", "args": ["X"], "dim": 0, "start": 1}])")) ==
+        "bad.json: node 'J' (slice): needs \"end\"");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "cat", "args": ["X"]}])")) ==
+        "bad.json: node 'J' (cat): needs \"dim\"");
+}
+
+TEST_CASE("graph format v3 constants: real ones are leaves without gradients, int and bool ones ride on their nodes") {
+  const std::string file = std::string(tapegrad_source_dir) + "/examples/graphs/tokens_classifier.json";
+  const FileGraph<double> g(read_graph_file(file));
+  REQUIRE(g.constant_names() == std::vector<std::string>{"temperature"});
+  Tape<double> tape;
+  const std::vector<Var<double>> all = g.record(tape, g.record_inputs(tape));
+  CHECK(all[2].label() == "temperature"); // inputs, then real constants, then nodes
+  CHECK(all[2].shape() == Shape{});
+  CHECK(all[g.index_of("X")].shape() == Shape{2, 3, 3});
+  CHECK(g.output_of(all).shape() == Shape{});
+
+  const auto with = [](const std::string& constants, const std::string& nodes, const std::string& output = "J") {
+    return R"({"inputs": {"X": [[1, 2], [3, 4]]}, "constants": )" + constants + R"(, "nodes": )" + nodes +
+           R"(, "output": ")" + output + R"("})";
+  };
+  const std::string M = R"({"M": {"dtype": "bool", "value": [[true, false], [false, true]]}})";
+  const std::string fill = R"([{"name": "F", "op": "masked_fill", "args": ["X", "M"], "value": 0},
+                              {"name": "J", "op": "sum", "args": ["F"]}])";
+  CHECK(error_of(with(M, fill)) == "");
+  CHECK(error_of(with(R"({"M": {"dtype": "int", "value": [[1, 0], [0, 1]]}})", fill)) ==
+        "bad.json: node 'F' (masked_fill): argument 'M' is an int constant; masked_fill's mask is a bool constant");
+  CHECK(error_of(with(R"({"M": {"dtype": "real", "value": [[1, 0], [0, 1]]}})", fill)) ==
+        "bad.json: node 'F' (masked_fill): argument 'M' is a real constant; masked_fill's mask is a bool constant");
+  CHECK(error_of(with(M, R"([{"name": "J", "op": "add", "args": ["X", "M"]}])")) ==
+        "bad.json: node 'J' (add): argument 'M' is a bool constant, where add takes a real operand");
+  CHECK(error_of(with(M, fill, "M")) == "bad.json: output: 'M' is a constant; the output is a node or an input");
+  CHECK(error_of(with(R"({"M": {"dtype": "int", "value": [1, 2.0]}})", "[]", "X")) ==
+        "bad.json: constant 'M' entry (1): an int constant's entries are JSON integers, not a number 2.0");
+  CHECK(error_of(with(R"({"M": {"dtype": "bool", "value": [1]}})", "[]", "X")) ==
+        "bad.json: constant 'M' entry (0): a bool constant's entries are true or false, not a number");
+  CHECK(error_of(with(R"({"M": {"dtype": "float", "value": 1}})", "[]", "X")) ==
+        "bad.json: constant 'M': \"dtype\" must be \"real\", \"int\" or \"bool\"");
+  CHECK(error_of(with(R"({"M": {"dtype": "int"}})", "[]", "X")) == "bad.json: constant 'M': needs \"value\"");
+  CHECK(error_of(with(R"({"X": {"dtype": "int", "value": 1}})", "[]", "X")) ==
+        "bad.json: constant 'X': the name 'X' is already used (names are unique)");
+  CHECK(error_of(with(R"({"T": {"dtype": "int", "value": [0, 2]}})",
+                      R"([{"name": "J", "op": "cross_entropy", "args": ["X", "T"]}])")) ==
+        "bad.json: node 'J' (cross_entropy): cross_entropy(X): the target of row 1 is 2, outside [0, 2)");
+  CHECK(error_of(with(R"({"T": {"dtype": "int", "value": [0, 1]}})",
+                      R"([{"name": "J", "op": "cross_entropy", "args": ["X", "T"], "targets": [0, 1]}])")) ==
+        "bad.json: node 'J' (cross_entropy): cross_entropy(X): \"targets\" together with a target operand");
+  CHECK(error_of(
+            with(R"({"T": {"dtype": "int", "value": [0, 1]}})",
+                 R"([{"name": "J", "op": "cross_entropy", "args": ["X"], "targets": [0, 1], "reduction": "sum"}])")) ==
+        "bad.json: node 'J' (cross_entropy): cross_entropy(X): \"reduction\" and \"ignore_index\" belong to the form "
+        "with a target operand");
+  CHECK(error_of(with(R"({"T": {"dtype": "int", "value": [0, 1]}})",
+                      R"([{"name": "J", "op": "nll_loss", "args": ["X"]}])")) ==
+        "bad.json: node 'J' (nll_loss): takes 2 arguments, got 1");
+  CHECK(error_of(with(
+            R"({"I": {"dtype": "int", "value": [[0, 2]]}})",
+            R"([{"name": "E", "op": "embedding", "args": ["X", "I"]}, {"name": "J", "op": "sum", "args": ["E"]}])")) ==
+        "bad.json: node 'E' (embedding): embedding(X): index 2 at (0, 1) is outside [0, 2) (X has 2 rows)");
 }

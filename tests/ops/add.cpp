@@ -40,10 +40,12 @@ TEST_CASE("add: shapes that do not broadcast are a ShapeError naming both operan
   auto a = tape.input(Matrix<double>::Ones(2, 3), "A");
   auto b = tape.input(Matrix<double>::Ones(3, 2), "B");
   auto c = tape.input(Matrix<double>::Ones(2, 2), "C");
-  CHECK_THROWS_WITH_AS(
-      add(a, b), "add(A, B): A is 2x3 but B is 3x2; per axis the sizes must be equal or one of them 1 (broadcasting)",
-      ShapeError);
-  CHECK_THROWS_WITH_AS(
-      add(c, a), "add(C, A): C is 2x2 but A is 2x3; per axis the sizes must be equal or one of them 1 (broadcasting)",
-      ShapeError);
+  CHECK_THROWS_WITH_AS(add(a, b),
+                       "add(A, B): A is 2x3 but B is 3x2; aligned at their last dims, per dim the sizes must be equal "
+                       "or one of them 1 (broadcasting)",
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(add(c, a),
+                       "add(C, A): C is 2x2 but A is 2x3; aligned at their last dims, per dim the sizes must be equal "
+                       "or one of them 1 (broadcasting)",
+                       ShapeError);
 }

@@ -91,3 +91,60 @@ TEST_CASE("cross_entropy: a masked target or an entirely -inf row is a DomainErr
                        "infinite (the target is masked)",
                        DomainError);
 }
+
+TEST_CASE_TEMPLATE("cross_entropy and nll_loss with int targets: reduction, ignore_index (torch's semantics)", T,
+                   TAPEGRAD_TEST_TYPES) {
+  using std::exp;
+  using std::log;
+  test::RandomMatrices random(94);
+  const Tensor<T> L = random.tensor<T>({4, 3});
+  const Tensor<long> t(Shape{4}, std::vector<long>{2, 0, 1, 2});
+  Tape<T> tape;
+  const Var<T> x = tape.input(L, "L");
+  // the definition, row by row: logsumexp - the target's logit; row 1 ignored below
+  std::vector<T> term;
+  for (Eigen::Index i = 0; i < 4; ++i) {
+    T s(0);
+    for (Eigen::Index k = 0; k < 3; ++k)
+      s += exp(L.at({i, k}));
+    term.push_back(log(s) - L.at({i, t[i]}));
+  }
+  const T all = term[0] + term[1] + term[2] + term[3], kept = term[0] + term[2] + term[3];
+  const T tol = test::exact_tolerance<T>() * T(4);
+  const Var<T> mean = cross_entropy(x, t);
+  CHECK(mean.shape() == Shape{});
+  CHECK(abs(T(mean.value()(0, 0) - all / T(4))) <= tol);
+  CHECK(abs(T(cross_entropy(x, t, LossOptions{.sum = true}).value()(0, 0) - all)) <= tol);
+  CHECK(abs(T(cross_entropy(x, t, LossOptions{.ignore_index = 0}).value()(0, 0) - kept / T(3))) <= tol);
+  // nll_loss of log_softmax is cross_entropy
+  CHECK(abs(T(nll_loss(log_softmax(x), t, LossOptions{.ignore_index = 0}).value()(0, 0) - kept / T(3))) <= tol);
+  // one row: (C) with a rank-0 target
+  const Var<T> row = tape.input(Tensor<T>(Shape{3}, std::vector<T>{L.at({0, 0}), L.at({0, 1}), L.at({0, 2})}), "r");
+  CHECK(abs(T(cross_entropy(row, Tensor<long>(Shape{}, std::vector<long>{2})).value()(0, 0) - term[0])) <= tol);
+  CHECK_THROWS_WITH_AS(cross_entropy(x, Tensor<long>(Shape{4}, std::vector<long>{2, 3, 1, -100})),
+                       "cross_entropy(L): the target of row 1 is 3, outside [0, 3)", ShapeError);
+  CHECK_THROWS_WITH_AS(
+      cross_entropy(x, Tensor<long>(Shape{4}, std::vector<long>{2, 0, 1, -100}), LossOptions{.ignore_index = 7}),
+      "cross_entropy(L): the target of row 3 is -100, outside [0, 3) and not the ignore_index 7", ShapeError);
+  const Tensor<long> ignored(Shape{4}, std::vector<long>{-1, -1, -1, -1});
+  CHECK_THROWS_WITH_AS(cross_entropy(x, ignored, LossOptions{.ignore_index = -1}),
+                       "cross_entropy(L): every row is ignored, so the mean is 0 / 0 (use \"reduction\": \"sum\")",
+                       ShapeError);
+  const Var<T> none = cross_entropy(x, ignored, LossOptions{.sum = true, .ignore_index = -1});
+  CHECK(none.value()(0, 0) == T(0));
+  CHECK_THROWS_WITH_AS(cross_entropy(x, Tensor<long>(Shape{3}, std::vector<long>{0, 1, 2})),
+                       "cross_entropy(L): L is 4x3 and the targets [3]; it takes (N, C) with N targets, or (C) with a "
+                       "rank-0 target",
+                       ShapeError);
+
+  using V = std::vector<Var<T>>;
+  test::check_tensor_gradient<T>("cross_entropy mean", {L}, [t](const V& in) { return cross_entropy(in[0], t); });
+  test::check_tensor_gradient<T>("cross_entropy sum, row 1 ignored", {L}, [t](const V& in) {
+    return cross_entropy(in[0], t, LossOptions{.sum = true, .ignore_index = 0});
+  });
+  test::check_tensor_gradient<T>("nll_loss mean, row 1 ignored", {L},
+                                 [t](const V& in) { return nll_loss(in[0], t, LossOptions{.ignore_index = 0}); });
+  test::check_tensor_gradient<T>("nll_loss of one row", {random.tensor<T>({5})}, [](const V& in) {
+    return nll_loss(in[0], Tensor<long>(Shape{}, std::vector<long>{3}));
+  });
+}

@@ -38,3 +38,27 @@ TEST_CASE_TEMPLATE("gelu: gradient against central differences, non-square", T, 
   test::RandomMatrices random(79);
   test::check_op_gradient<T>("gelu", {random.make<T>(3, 2)}, [](const auto& in) { return gelu(in[0]); });
 }
+
+TEST_CASE_TEMPLATE("gelu approximate tanh: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), 0.044715 exact", T,
+                   TAPEGRAD_TEST_TYPES) {
+  using std::sqrt;
+  using std::tanh;
+  const T c = sqrt(T(2) / pi<T>()), k = T(44715) / T(1000000);
+  test::RandomMatrices random(80);
+  const Tensor<T> x = random.tensor<T>({2, 3, 2});
+  Tape<T> tape;
+  const Tensor<T> y = gelu_tanh(tape.input(x, "X")).tensor();
+  for (Eigen::Index e = 0; e < x.numel(); ++e) {
+    const T& v = x[e];
+    const T expected = v / T(2) * (T(1) + tanh(c * (v + k * v * v * v)));
+    CHECK(abs(T(y[e] - expected)) <= test::exact_tolerance<T>() * (T(1) + abs(expected)));
+  }
+  const Var<T> m = tape.input(Tensor<T>{-infinity<T>(), T(0)}, "M");
+  const Var<T> g = gelu_tanh(m);
+  CHECK(g.tensor()[0] == T(0));
+  tape.backward(sum(g));
+  CHECK(m.grad_tensor()[0] == T(0));
+  CHECK(abs(T(m.grad_tensor()[1] - T(1) / T(2))) <= test::exact_tolerance<T>()); // gelu'(0) = 1/2
+  using V = std::vector<Var<T>>;
+  test::check_tensor_gradient<T>("gelu tanh", {x}, [](const V& in) { return gelu_tanh(in[0]); });
+}

@@ -113,3 +113,26 @@ TEST_CASE("padding_mask: a key mask of the wrong length is a ShapeError naming o
                        "padding_mask(S): S is 2x3 but the key mask has 2 flags; it needs one per column (key)",
                        ShapeError);
 }
+
+TEST_CASE_TEMPLATE("masks act on the last two dims of any rank >= 2, the same on every trailing matrix", T,
+                   TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(616);
+  const Tensor<T> x = random.tensor<T>({2, 2, 3, 4});
+  Tape<T> tape;
+  const Var<T> s = tape.input(x, "S");
+  const Tensor<T> c = causal_mask(s, 1).tensor(), p = padding_mask(s, {true, false, true, true}).tensor();
+  for (Eigen::Index b = 0; b < 2; ++b)
+    for (Eigen::Index h = 0; h < 2; ++h)
+      for (Eigen::Index i = 0; i < 3; ++i)
+        for (Eigen::Index j = 0; j < 4; ++j) {
+          CHECK(c.at({b, h, i, j}) == (j <= i + 1 ? x.at({b, h, i, j}) : -infinity<T>()));
+          CHECK(p.at({b, h, i, j}) == (j != 1 ? x.at({b, h, i, j}) : -infinity<T>()));
+        }
+  CHECK_THROWS_WITH_AS(causal_mask(tape.input(Tensor<T>{T(1), T(2)}, "v")),
+                       "causal_mask(v): v is [2] (rank 1); a mask acts on the last two dims (queries x keys), so it "
+                       "needs rank >= 2",
+                       ShapeError);
+  using V = std::vector<Var<T>>;
+  test::check_tensor_gradient<T>("softmax of a causal mask, rank 4", {x},
+                                 [](const V& in) { return softmax(causal_mask(in[0]), -1); });
+}

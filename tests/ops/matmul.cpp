@@ -119,3 +119,52 @@ TEST_CASE("matmul: gradients through products made transposed, as the first cont
   CHECK(b2.grad() == Matrix<double>(matmul_loops(t(A2), G2) + matmul_loops(t(A3), G3)));
   CHECK(a2.grad() == matmul_loops(G2, t(B2)));
 }
+
+TEST_CASE_TEMPLATE("matmul as torch.matmul: batches broadcast, rank-1 operands", T, TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(2024);
+  // values against the definition, entry by entry: a (2, 1, 3, 4) times b (5, 4, 2) -> (2, 5, 3, 2)
+  const Tensor<T> a = random.tensor<T>({2, 1, 3, 4}), b = random.tensor<T>({5, 4, 2});
+  Tape<T> tape;
+  const Tensor<T> c = matmul(tape.input(a, "a"), tape.input(b, "b")).tensor();
+  REQUIRE(c.shape() == Shape{2, 5, 3, 2});
+  for (Eigen::Index i = 0; i < 2; ++i)
+    for (Eigen::Index h = 0; h < 5; ++h)
+      for (Eigen::Index r = 0; r < 3; ++r)
+        for (Eigen::Index q = 0; q < 2; ++q) {
+          T expected(0);
+          for (Eigen::Index k = 0; k < 4; ++k)
+            expected += a.at({i, 0, r, k}) * b.at({h, k, q});
+          CHECK(c.at({i, h, r, q}) == expected);
+        }
+  const Tensor<T> u = random.tensor<T>({4}), v = random.tensor<T>({4});
+  const Var<T> dot = matmul(tape.input(u, "u"), tape.input(v, "v"));
+  CHECK(dot.shape() == Shape{});
+  T expected(0);
+  for (Eigen::Index k = 0; k < 4; ++k)
+    expected += u[k] * v[k];
+  CHECK(dot.tensor()[0] == expected);
+  CHECK(matmul(tape.input(u, "u"), tape.input(b, "b")).shape() == Shape{5, 2});
+  CHECK(matmul(tape.input(a, "a"), tape.input(v, "v")).shape() == Shape{2, 1, 3});
+  CHECK_THROWS_WITH_AS(matmul(tape.input(a, "a"), tape.input(random.tensor<T>({3, 3, 2}), "w")),
+                       "matmul(a, w): a is 2x1x3x4 but w is 3x3x2; the left's last dim must equal the right's "
+                       "second to last (its only one, for rank 1)",
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(
+      matmul(tape.input(random.tensor<T>({2, 3, 4}), "x"), tape.input(random.tensor<T>({3, 4, 2}), "y")),
+      "matmul(x, y): x is 2x3x4 but y is 3x4x2; the batch dims (all but the last two) must broadcast", ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(tape.input(Tensor<T>(T(2)), "s"), tape.input(v, "v")),
+                       "matmul(s, v): s is [] but v is [4]; both operands need rank >= 1 (a rank-0 value is a scale: "
+                       "use scale or mul)",
+                       ShapeError);
+
+  using V = std::vector<Var<T>>;
+  const auto mm = [](const V& in) { return matmul(in[0], in[1]); };
+  test::check_tensor_gradient<T>("batched, both repeated", {a, b}, mm);
+  test::check_tensor_gradient<T>("batch of 3 times a matrix", {random.tensor<T>({3, 2, 4}), random.tensor<T>({4, 5})},
+                                 mm);
+  test::check_tensor_gradient<T>("vector times batch", {random.tensor<T>({4}), b}, mm);
+  test::check_tensor_gradient<T>("batch times vector", {a, random.tensor<T>({4})}, mm);
+  test::check_tensor_gradient<T>("dot", {u, v}, mm);
+  test::check_tensor_gradient<T>("rank 4 attention scores",
+                                 {random.tensor<T>({2, 2, 3, 4}), random.tensor<T>({2, 2, 4, 3})}, mm);
+}

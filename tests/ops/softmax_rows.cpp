@@ -1,5 +1,7 @@
 #include "../support.hpp"
 
+#include <tapegrad/graph/verification/saturation.hpp>
+
 using namespace tapegrad;
 using chapter::matrix;
 
@@ -105,4 +107,79 @@ TEST_CASE("softmax_rows<double>: softmax_row (one AVX-512 call per row) against 
     CHECK_FALSE(softmax_row(row.data(), out.data(), row.size()));
     CHECK(std::count(out.begin(), out.end(), 7.0) == n);
   }
+}
+
+TEST_CASE_TEMPLATE("softmax and log_softmax along any dim of any rank", T, TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(515);
+  const Tensor<T> x = random.tensor<T>({2, 3, 4});
+  Tape<T> tape;
+  const Var<T> a = tape.input(x, "X");
+  const Tensor<T> s1 = softmax(a, 1).tensor(), l0 = log_softmax(a, 0).tensor();
+  using std::exp;
+  using std::log;
+  for (Eigen::Index i = 0; i < 2; ++i)
+    for (Eigen::Index k = 0; k < 4; ++k) {
+      T total(0), ones(0);
+      for (Eigen::Index j = 0; j < 3; ++j)
+        total += exp(x.at({i, j, k}));
+      for (Eigen::Index j = 0; j < 3; ++j) {
+        CHECK(abs(T(s1.at({i, j, k}) - exp(x.at({i, j, k})) / total)) <= test::exact_tolerance<T>());
+        ones += s1.at({i, j, k});
+      }
+      CHECK(abs(T(ones - T(1))) <= test::exact_tolerance<T>());
+    }
+  for (Eigen::Index j = 0; j < 3; ++j)
+    for (Eigen::Index k = 0; k < 4; ++k) {
+      const T lse = log(exp(x.at({0, j, k})) + exp(x.at({1, j, k})));
+      for (Eigen::Index i = 0; i < 2; ++i)
+        CHECK(abs(T(l0.at({i, j, k}) - (x.at({i, j, k}) - lse))) <= test::exact_tolerance<T>());
+    }
+  CHECK(softmax(a).tensor() == softmax(a, 2).tensor()); // the default is the last dim
+  CHECK_THROWS_WITH_AS(softmax(a, 3), "softmax(X): dim 3 is out of range for rank 3 (dims are -3 to 2)", ShapeError);
+  CHECK_THROWS_WITH_AS(softmax(tape.input(Tensor<T>(T(1)), "s")),
+                       "softmax(s): dim -1 is out of range for rank 0 (a rank-0 value has no dims)", ShapeError);
+  Tensor<T> masked = x;
+  for (Eigen::Index i = 0; i < 2; ++i)
+    masked.at({i, 1, 3}) = -infinity<T>();
+  CHECK_THROWS_WITH_AS(log_softmax(tape.input(masked, "M"), 0),
+                       "log_softmax(M): slice (:, 1, 3) of M is entirely -inf (every entry masked): its "
+                       "log-probabilities are undefined",
+                       DomainError);
+
+  using V = std::vector<Var<T>>;
+  const Tensor<T> r4 = random.tensor<T>({2, 3, 2, 4});
+  for (long d : {0L, 1L, -2L, 3L}) {
+    test::check_tensor_gradient<T>("softmax dim " + std::to_string(d), {r4},
+                                   [d](const V& in) { return softmax(in[0], d); });
+    test::check_tensor_gradient<T>("log_softmax dim " + std::to_string(d), {r4},
+                                   [d](const V& in) { return log_softmax(in[0], d); });
+  }
+  test::check_tensor_gradient<T>("softmax rank 1", {random.tensor<T>({5})}, [](const V& in) { return softmax(in[0]); });
+}
+
+TEST_CASE("the saturation guard looks along the softmax's dim") {
+  Tape<double> tape;
+  Tensor<double> x = Tensor<double>::zeros({3, 2});
+  x.at({0, 0}) = 60; // along dim 0 both columns are one-hot; along dim 1 no row is
+  x.at({0, 1}) = 60;
+  softmax(tape.input(x, "X"), 0, "A");
+  const std::vector<std::string> w = saturated_softmax_rows(tape, 1e-13);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].find("saturated softmax: A slice (:, 0) is one-hot") == 0);
+  CHECK(w[1].find("saturated softmax: A slice (:, 1) is one-hot") == 0);
+  Tape<double> rows;
+  softmax(rows.input(x, "X"), 1, "A");
+  CHECK(saturated_softmax_rows(rows, 1e-13).size() == 0);
+}
+
+TEST_CASE("softmax and log_softmax refuse a slice holding +inf (graph format v3: inf - inf), naming it") {
+  Tape<double> tape;
+  Tensor<double> x = Tensor<double>::zeros({2, 3});
+  x.at({1, 2}) = std::numeric_limits<double>::infinity();
+  const Var<double> s = tape.input(x, "S");
+  CHECK_THROWS_WITH_AS(softmax(s, -1, "A"),
+                       "softmax(S) for 'A': row 1 of S holds +inf: its softmax is undefined (inf - inf)", DomainError);
+  CHECK_THROWS_WITH_AS(log_softmax(s, 0, "L"),
+                       "log_softmax(S) for 'L': slice (:, 2) of S holds +inf: its log_softmax is undefined (inf - inf)",
+                       DomainError);
 }

@@ -35,7 +35,10 @@ struct StepParam {
   long integer = 0;
   std::vector<long> indices;
   std::vector<bool> flags;
-  bool absent = false;    ///< an optional parameter left out
+  bool boolean = false;
+  std::string choice;
+  std::shared_ptr<const Tensor<long>> constant; ///< an int or bool constant operand (bools as 1 and 0)
+  bool absent = false;                          ///< an optional parameter left out
   bool defaulted = false; ///< a parameter with a default, left at it (as a graph file that omits it)
 };
 
@@ -65,10 +68,21 @@ template <Real U> Params<U> params_in(const Step& st) {
       p.set(q.name, q.integer);
       break;
     case ParamType::indices:
+    case ParamType::dims:
+    case ParamType::integer_list:
       p.set(q.name, q.indices);
       break;
     case ParamType::flags:
       p.set(q.name, q.flags);
+      break;
+    case ParamType::boolean:
+      p.set(q.name, q.boolean);
+      break;
+    case ParamType::choice:
+      p.set(q.name, Choice{q.choice});
+      break;
+    case ParamType::constant:
+      p.set(q.name, q.constant);
       break;
     }
   }
@@ -106,6 +120,9 @@ std::ostream& operator<<(std::ostream& os, const Recipe& r) {
         os << i << " ";
       for (bool f : q.flags)
         os << f;
+      if (q.type == ParamType::boolean) os << (q.boolean ? "true" : "false");
+      if (q.type == ParamType::choice) os << q.choice;
+      if (q.constant) os << *q.constant;
     }
     os << ")\n";
   }
@@ -158,10 +175,23 @@ bool fits_operand(const OpInfo& op, std::size_t k, const Matrix<double>& m) {
 }
 
 /// A parameter drawn by its type, around the operands' shape (shape() says whether it fits).
-StepParam draw_param(const ParamSpec& spec, int rows, int cols) {
+StepParam draw_param(const OpInfo& op, const ParamSpec& spec, int rows, int cols) {
   StepParam q;
   q.name = spec.name;
   q.type = spec.type;
+  if (spec.type == ParamType::constant) { // a bool mask of the first operand's shape, or int targets, one per row
+    const auto c = std::find_if(op.const_operands.begin(), op.const_operands.end(),
+                                [&](const ConstOperand& o) { return o.param == spec.name; });
+    if (c == op.const_operands.end() || (c->optional && *rc::gen::arbitrary<bool>())) {
+      q.absent = true;
+      return q;
+    }
+    const Shape s = c->boolean ? Shape{rows, cols} : Shape{rows};
+    const std::vector<long> v = *rc::gen::container<std::vector<long>>(
+        static_cast<std::size_t>(s.numel()), rc::gen::inRange<long>(0, c->boolean ? 2 : std::min(rows, cols)));
+    q.constant = std::make_shared<const Tensor<long>>(s, v);
+    return q;
+  }
   if (!spec.in_files) { // a C++-only option: its default
     q.integer = std::stol(std::string(spec.default_value));
     return q;
@@ -190,6 +220,24 @@ StepParam draw_param(const ParamSpec& spec, int rows, int cols) {
     break;
   case ParamType::flags:
     q.flags = *rc::gen::container<std::vector<bool>>(length, rc::gen::arbitrary<bool>());
+    break;
+  case ParamType::dims: // one dim of a matrix, counted from either end
+    q.indices = {*rc::gen::inRange<long>(-2, 2)};
+    break;
+  case ParamType::integer_list: // the operand's shape transposed, flattened or with a new dim (what reshape and
+                                // expand take), or a permutation of a matrix's dims (permute)
+    q.indices =
+        *rc::gen::element(std::vector<long>{cols, rows}, std::vector<long>{rows * cols}, std::vector<long>{rows, -1},
+                          std::vector<long>{2, rows, cols}, std::vector<long>{1, 0}, std::vector<long>{-1, 0});
+    break;
+  case ParamType::boolean:
+    q.boolean = *rc::gen::arbitrary<bool>();
+    break;
+  case ParamType::choice:
+    q.choice =
+        std::string(*rc::gen::elementOf(std::vector<std::string_view>(spec.choices.begin(), spec.choices.end())));
+    break;
+  case ParamType::constant: // drawn above, before the C++-only options
     break;
   }
   return q;
@@ -240,7 +288,7 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
         if (static_cast<int>(st.args.size()) < arity) continue;
         const Var<double>& first = vals[static_cast<std::size_t>(st.args[0])];
         for (const ParamSpec& spec : st.op->params)
-          st.params.push_back(draw_param(spec, static_cast<int>(first.rows()), static_cast<int>(first.cols())));
+          st.params.push_back(draw_param(*st.op, spec, static_cast<int>(first.rows()), static_cast<int>(first.cols())));
         std::vector<ShapeOperand> shapes;
         for (int a : st.args)
           shapes.push_back({vals[static_cast<std::size_t>(a)].rows(), vals[static_cast<std::size_t>(a)].cols()});
@@ -249,8 +297,8 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
         try {
           const Shape out = BuiltinOps::visit<Shape>(
               st.op, [&]<class Op>() { return Op::shape(std::span<const ShapeOperand>(shapes), p); });
-          st.rows = static_cast<int>(out.rows);
-          st.cols = static_cast<int>(out.cols);
+          st.rows = static_cast<int>(out.rows());
+          st.cols = static_cast<int>(out.cols());
           v = record_step(st, vals);
         } catch (const Error&) {
           continue; // operands or parameters the op refuses
@@ -413,7 +461,7 @@ TEST_CASE("property generator coverage: every op of the list drawn, broadcast op
     };
     for (const Step& st : r.steps) {
       ++drawn[st.op->name];
-      if (st.args.size() == 2 && st.op->shapes == broadcast_shapes && shape_of(st.args[0]) != shape_of(st.args[1]))
+      if (st.args.size() == 2 && st.op->shapes == broadcast_shape_rule && shape_of(st.args[0]) != shape_of(st.args[1]))
         ++broadcast;
       for (const StepParam& q : st.params) {
         axis += q.name == "axis" && !q.absent;

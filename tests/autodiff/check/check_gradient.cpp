@@ -98,10 +98,10 @@ TEST_CASE("the saturation guard flags one-hot softmax rows, naming node and row,
   CHECK(check_attention<double, mpfr_real>("example 1", chapter::example1<double>(), opt).warnings.empty());
 }
 
-TEST_CASE("a graph whose output is not 1x1 is refused with a clear error") {
+TEST_CASE("a graph whose output has more than one entry is refused with a clear error") {
   const auto f = [](auto&, const auto& in) { return in[0]; };
   CHECK_THROWS_WITH_AS((check_gradient<double, double>(f, {Matrix<double>::Ones(2, 2)}, {"X"})),
-                       "check: the graph's output X is 2x2; a checked graph must end in a 1x1 value (sum it, take a "
-                       "probe sum(O * G), or check every entry with check_jacobian)",
+                       "check: the graph's output X is 2x2; a checked graph must end in a value of one entry (sum it, "
+                       "take a probe sum(O * G), or check every entry with check_jacobian)",
                        UsageError);
 }
