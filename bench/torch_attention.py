@@ -3,9 +3,9 @@ X, Wq, Wk, Wv, D = d = r = 64. Prints one JSON line per T: the median time of 5 
 Run by bench/compare with Debian's python3-torch."""
 import json
 import sys
-import time
 
 import torch
+from torch_timing import median_seconds
 
 torch.set_num_threads(1)
 torch.manual_seed(42)
@@ -21,17 +21,5 @@ for T in [int(t) for t in sys.argv[1:]]:
     D = 64
     X, Wq, Wk, Wv = (torch.randn(s, dtype=torch.float64, requires_grad=True) for s in [(T, D), (D, D), (D, D), (D, D)])
     G = torch.randn(T, D, dtype=torch.float64)
-    for _ in range(3):
-        torch.autograd.grad(attention(X, Wq, Wk, Wv, G), (X, Wq, Wk, Wv))
-    runs = []
-    for _ in range(5):
-        n, start = 0, time.perf_counter()
-        while True:
-            torch.autograd.grad(attention(X, Wq, Wk, Wv, G), (X, Wq, Wk, Wv))
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > 0.3 and n >= 3:
-                break
-        runs.append(elapsed / n)
-    runs.sort()
-    print(json.dumps({"T": T, "seconds": runs[2], "torch": torch.__version__}))
+    seconds = median_seconds(lambda: torch.autograd.grad(attention(X, Wq, Wk, Wv, G), (X, Wq, Wk, Wv)))
+    print(json.dumps({"T": T, "seconds": seconds, "torch": torch.__version__}))

@@ -5,9 +5,9 @@ Prints one JSON line per T: the median time of 5 runs of a timed loop. Run by be
 import json
 import math
 import sys
-import time
 
 import torch
+from torch_timing import median_seconds
 
 torch.set_num_threads(1)
 torch.manual_seed(42)
@@ -23,17 +23,4 @@ for T in [int(t) for t in sys.argv[1:]]:
     Q, K, V = (torch.randn(4, 8, T, 64, dtype=torch.float64, requires_grad=True) for _ in range(3))
     G = torch.randn(4, 8, T, 64, dtype=torch.float64)
     step = lambda: torch.autograd.grad((causal_attention(Q, K, V) * G).sum(), (Q, K, V))
-    for _ in range(3):
-        step()
-    runs = []
-    for _ in range(5):
-        n, start = 0, time.perf_counter()
-        while True:
-            step()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > 0.3 and n >= 3:
-                break
-        runs.append(elapsed / n)
-    runs.sort()
-    print(json.dumps({"T": T, "seconds": runs[2], "torch": torch.__version__}))
+    print(json.dumps({"T": T, "seconds": median_seconds(step), "torch": torch.__version__}))

@@ -6,10 +6,10 @@ J = sum(Out * G) with respect to X and all twelve parameters. D = 256, 4 heads o
 Prints one JSON line per T given on the command line: the median time of 5 runs of a timed loop."""
 import json
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
+from torch_timing import median_seconds
 
 torch.set_num_threads(1)
 torch.manual_seed(42)
@@ -39,17 +39,4 @@ for T in [int(t) for t in sys.argv[1:]]:
     def step():
         torch.autograd.grad((block(*inputs, mask) * G).sum(), inputs)
 
-    for _ in range(3):
-        step()
-    runs = []
-    for _ in range(5):
-        n, start = 0, time.perf_counter()
-        while True:
-            step()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > 0.3 and n >= 3:
-                break
-        runs.append(elapsed / n)
-    runs.sort()
-    print(json.dumps({"T": T, "D": D, "seconds": runs[2], "torch": torch.__version__}))
+    print(json.dumps({"T": T, "D": D, "seconds": median_seconds(step), "torch": torch.__version__}))
