@@ -556,7 +556,8 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
         << ": each fault that applies to this graph injected in turn (the overwrite fault at every value with more "
            "than one\nconsumer, each op's classic slip at each node of that op), and which checks catch it\n";
     table.print_table(out);
-    out << "not injected (the slip changes nothing at this point):\n";
+    out << "not injected (the slip changes nothing at this point, or is written for matrices and the operand is not "
+           "one):\n";
     if (invisible_lines.empty()) out << "  none\n";
     for (const std::string& l : invisible_lines)
       out << l << "\n";

@@ -13,7 +13,9 @@ namespace tapegrad::app {
 namespace {
 
 std::string arity_text(const OpInfo& op) {
-  std::string text = std::to_string(op.arity) + (op.variadic ? " or more" : "");
+  std::string text = std::to_string(op.arity) + (op.variadic                ? " or more"
+                                                 : op.optional_operands > 0 ? " to " + std::to_string(max_operands(op))
+                                                                            : "");
   for (const ConstOperand& c : op.const_operands)
     text += std::string(" + ") + (c.optional ? "optional " : "") + (c.boolean ? "bool" : "int") + " constant " +
             std::string(c.param) + " (argument " + std::to_string(c.position) + ")";
@@ -41,6 +43,7 @@ std::vector<std::string> flags(const OpInfo& op) {
   std::vector<std::string> out;
   if (op.row_normaliser) out.emplace_back("row normaliser (saturation guard)");
   if (op.kink) out.emplace_back("kink (kink guard)");
+  if (op.ties) out.emplace_back("ties (kink guard)");
   if (op.masks) out.emplace_back("masks (-inf on purpose)");
   for (std::size_t k = 0; k < op.domains.size(); ++k)
     if (op.domains[k] != Domain::any)
@@ -103,11 +106,13 @@ std::string json() {
                    {"file", "ops/" + std::string(op->file)},
                    {"arity", op->arity},
                    {"variadic", op->variadic},
+                   {"optional_operands", op->optional_operands},
                    {"parameters", params},
                    {"formula", op->formula},
                    {"shapes", op->shapes},
                    {"row_normaliser", op->row_normaliser},
                    {"kink", op->kink},
+                   {"ties", op->ties},
                    {"masks", op->masks},
                    {"domains", domains_json(*op)},
                    {"dual", op->dual}});

@@ -7,8 +7,8 @@
 // An op is a struct with
 //   static constexpr OpInfo info{...};
 //   template <class A, Real T> static Shape shape(std::span<const A> operands, const Params<T>&);
-//       the result's shape from the operands' (anything with rows(), cols() and name(): a Var, or a
-//       shape alone); throws ShapeError naming the op, the operands and their shapes when they do not fit
+//       the result's shape from the operands' (anything with shape() and name(): a Var, or a shape
+//       alone); throws ShapeError naming the op, the operands and their shapes when they do not fit
 //   template <Real T> static Var<T> apply(std::span<const Var<T>> operands, const Params<T>&, std::string label);
 //       records the op; the tape replays a node with it (the per-node check, finite differences)
 // and records its nodes with Tape<T>::record<Op>(...), which keeps &Op::info, the parameters and the replay.
@@ -91,6 +91,7 @@ struct ParamSpec {
   bool in_files = true;  ///< false: a C++-only option (graph files and `tapegrad ops` do not show it)
   bool optional = false; ///< may be absent, with no default: its absence has a meaning of its own (sum's "axis")
   std::span<const std::string_view> choices{}; ///< ParamType::choice: the strings it may be
+  std::size_t list_length = 0; ///< ParamType::dims: a list in a file must have this many entries (0: any number)
   bool required() const { return default_value.empty() && !optional; }
 };
 
@@ -107,18 +108,22 @@ struct ConstOperand {
 /// An op's descriptor: one per op, a constexpr static member of its struct. Nodes point at it, so its
 /// address is the op's identity.
 struct OpInfo {
-  std::string_view name = {}; ///< in graph files: "matmul"
-  std::string_view call = {}; ///< the C++ function, as called: "matmul(a, b)"
-  std::string_view node = {}; ///< the node type in listings: "MatMul"
-  std::string_view file = {}; ///< the header under ops/ that defines it: "matmul.hpp"
-  std::size_t arity = 1;      ///< operands; with `variadic`, the least number
-  bool variadic = false;      ///< takes arity or more operands
+  std::string_view name = {};        ///< in graph files: "matmul"
+  std::string_view call = {};        ///< the C++ function, as called: "matmul(a, b)"
+  std::string_view node = {};        ///< the node type in listings: "MatMul"
+  std::string_view file = {};        ///< the header under ops/ that defines it: "matmul.hpp"
+  std::size_t arity = 1;             ///< operands; with `variadic`, the least number
+  bool variadic = false;             ///< takes arity or more operands
+  std::size_t optional_operands = 0; ///< real operands that may follow the arity ones (layer_norm's weight, bias)
   std::span<const ParamSpec> params{};
   std::string_view formula = {}; ///< the forward, one line
   std::string_view shapes = {};  ///< "a: m x n, b: n x p -> m x p"
   std::string_view dual = {};    ///< what Dual<T> needs beyond + - * / (scalar functions): "exp"
   bool row_normaliser = false;   ///< softmax-like: each row sums to 1 (the saturation guard looks at it)
-  bool kink = false;  ///< not differentiable where an operand entry is 0 (relu, abs): the kink guard looks at it
+  bool kink = false; ///< not differentiable where an operand entry is 0 (relu, abs): the kink guard looks at it
+  /// Not differentiable where entries of a reduced slice tie for its maximum (amax over its "dim"): the kink guard
+  /// looks at it.
+  bool ties = false;
   bool masks = false; ///< its value may hold -inf on purpose (anomaly mode allows it)
   /// Its value carries no derivative (detach): a constant from here on. Finite differences hold it at its
   /// recorded value; the per-node check does not difference it (its VJP is 0 by definition, not by its values).
@@ -134,6 +139,11 @@ inline constexpr Domain positive_operand[] = {Domain::positive};
 /// Where the entries of operand k of `op` must lie.
 constexpr Domain operand_domain(const OpInfo& op, std::size_t k) {
   return k < op.domains.size() ? op.domains[k] : Domain::any;
+}
+
+/// The most real operands op takes (SIZE_MAX for a variadic one).
+constexpr std::size_t max_operands(const OpInfo& op) {
+  return op.variadic ? static_cast<std::size_t>(-1) : op.arity + op.optional_operands;
 }
 
 /// The C++ function's name ("hadamard" for the op files call "mul"), for messages.

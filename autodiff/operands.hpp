@@ -45,9 +45,13 @@ template <Real T> Tape<T>& common_tape(std::string_view op, std::span<const Var<
 /// op otherwise: apply() and a replay index their operands only after this.
 template <Real T> Tape<T>& common_tape(const OpInfo& op, std::span<const Var<T>> in) {
   const std::string name(function_name(op));
-  if (op.variadic ? in.size() < op.arity : in.size() != op.arity)
-    throw UsageError(name + ": takes " + std::to_string(op.arity) + (op.variadic ? " or more" : "") + " operand" +
-                     (op.arity == 1 && !op.variadic ? "" : "s") + ", got " + std::to_string(in.size()));
+  if (in.size() < op.arity || in.size() > max_operands(op))
+    throw UsageError(name + ": takes " + std::to_string(op.arity) +
+                     (op.variadic                ? " or more"
+                      : op.optional_operands > 0 ? " to " + std::to_string(max_operands(op))
+                                                 : "") +
+                     " operand" + (op.arity == 1 && max_operands(op) == 1 ? "" : "s") + ", got " +
+                     std::to_string(in.size()));
   return common_tape(name, in);
 }
 

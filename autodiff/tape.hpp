@@ -186,7 +186,8 @@ public:
 
   /// Gives input `v` the shape `shape` of as many entries, its entries unchanged (row-major): how a graph
   /// function whose inputs arrive as matrices (the checker hands each over as one) sees them as tensors.
-  /// UsageError unless v is an input that no node has used yet, ShapeError when the counts differ.
+  /// UsageError unless v is an input that no node has used yet (its own shape again is always fine), ShapeError
+  /// when the counts differ.
   void set_input_shape(const Var<T>& v, const Shape& shape);
 
   /// A matrix of rows x cols for the value of the next node to be recorded, contents unspecified: the buffer
@@ -469,6 +470,7 @@ template <Real T> void Tape<T>::set_input_shape(const Var<T>& v, const Shape& sh
     throw ShapeError("set_input_shape(" + v.name() + "): it holds " + std::to_string(n.shape.numel()) + " entries (" +
                      shape_string(n.shape) + "), shape " + shape_string(shape) + " holds " +
                      std::to_string(shape.numel()));
+  if (shape == n.shape) return; // already so: nothing changes, used or not
   for (std::size_t i = v.index_ + 1; i < size_; ++i)
     for (std::size_t p : nodes_[i].parents)
       if (p == v.index_)

@@ -32,11 +32,11 @@ inline DropoutMask dropout_mask(Eigen::Index rows, Eigen::Index cols, double p, 
   return m;
 }
 
-/// dropout(a, p, seed): inverted dropout with a fixed pattern.                     a: m x n, result: m x n
+/// dropout(a, p, seed): inverted dropout with a fixed pattern, on any rank.       result: a's shape
 ///   forward  result[i][j] = a[i][j] / (1 - p)   where keep[i][j], 0 elsewhere
 ///   VJP      da[i][j] += grad[i][j] / (1 - p)   where kept, nothing elsewhere
-/// keep = dropout_mask(m, n, p, seed).keep, drawn with p as the double nearest to its decimal; 1 / (1 - p)
-/// is computed in T from p in T.
+/// keep = dropout_mask(rows, cols, p, seed).keep on a's storage view (every entry in row-major order, so a matrix's
+/// pattern is v2's), drawn with p as the double nearest to its decimal; 1 / (1 - p) is computed in T from p in T.
 struct DropoutOp {
   static constexpr ParamSpec params[] = {{"p", ParamType::number, {}, "the drop probability, 0 <= p < 1"},
                                          {"seed", ParamType::integer, {}, "the pattern's seed (mt19937_64), >= 0"}};
@@ -46,7 +46,7 @@ struct DropoutOp {
                                .file = "dropout.hpp",
                                .params = params,
                                .formula = "result[i][j] = a[i][j] / (1 - p) where keep[i][j], else 0",
-                               .shapes = "a: m x n -> m x n"};
+                               .shapes = elementwise_shapes};
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
     const T& q = p.number("p");
     if (!(q >= T(0) && q < T(1)))
@@ -75,7 +75,7 @@ template <Real T> Var<T> DropoutOp::apply(std::span<const Var<T>> in, const Para
   Matrix<T> result = tape.buffer(a.rows(), a.cols());
   apply_mask(result, a.value());
   return tape.template record<DropoutOp>(
-      in, std::move(result),
+      in, a.shape(), std::move(result),
       [apply_mask](Backprop<T>& bp) { bp.accumulate_with(0, [&](Matrix<T>& da) { apply_mask(da, bp.grad()); }); },
       std::move(label), p);
 }

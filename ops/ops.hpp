@@ -5,6 +5,8 @@
 // block here.
 #include "abs.hpp"
 #include "add.hpp"
+#include "amax.hpp"
+#include "conv.hpp"
 #include "cross_entropy.hpp"
 #include "detach.hpp"
 #include "div.hpp"
@@ -17,6 +19,7 @@
 #include "layout.hpp"
 #include "log.hpp"
 #include "log_softmax.hpp"
+#include "logsumexp.hpp"
 #include "masks.hpp"
 #include "matmul.hpp"
 #include "mean.hpp"
@@ -46,6 +49,16 @@ using BuiltinOps =
            PaddingMaskOp, SliceRowsOp, SliceColsOp, ConcatColsOp, CrossEntropyOp, DropoutOp, NegOp, DivOp, SquareOp,
            SqrtOp, PowOp, AbsOp, ReluOp, TanhOp, SigmoidOp, SoftplusOp, GeluOp, MeanOp, LogSoftmaxOp, LayerNormOp,
            RmsNormOp, ConcatRowsOp, ReshapeOp, PermuteOp, UnsqueezeOp, SqueezeOp, ExpandOp, SliceOp, SelectOp, CatOp,
-           StackOp, SiluOp, DetachOp, WhereOp, MaskedFillOp, NllLossOp, EmbeddingOp>;
+           StackOp, SiluOp, DetachOp, WhereOp, MaskedFillOp, NllLossOp, EmbeddingOp, AmaxOp, LogsumexpOp, Conv1dOp,
+           Conv2dOp>;
+
+/// Whether the ops of `List` have distinct names and node types (a graph file finds an op by its name).
+template <class List> constexpr bool distinct_names() {
+  for (std::size_t i = 0; i < List::size; ++i)
+    for (std::size_t j = i + 1; j < List::size; ++j)
+      if (List::infos[i]->name == List::infos[j]->name || List::infos[i]->node == List::infos[j]->node) return false;
+  return true;
+}
+static_assert(distinct_names<BuiltinOps>(), "two built-in ops share a name or a node type");
 
 } // namespace tapegrad

@@ -139,8 +139,8 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
       // error and their size: a wild VJP there cannot hide the others' errors behind a large scale) and the
       // kink guard names them; the node's other coordinates are judged as usual.
       std::vector<std::pair<Eigen::Index, Eigen::Index>> near;
-      if (node.op->kink) {
-        near = kink_coordinates(parents_r[k], reach);
+      if (node.op->kink || node.op->ties) {
+        near = kinked_coordinates(tape, i, k, parents_r[k], reach);
         if (!near.empty())
           report.warnings.push_back("per-node check: " + kink_warning(reference, i, k, parents_r[k], near, reach) +
                                     " (the VJP is not judged at those coordinates)");

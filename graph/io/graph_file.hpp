@@ -324,13 +324,14 @@ private:
     const std::size_t arity =
         n.info->arity + static_cast<std::size_t>(std::count_if(consts.begin(), consts.end(),
                                                                [](const ConstOperand& c) { return !c.optional; }));
-    const std::size_t most = n.info->arity + consts.size();
+    const std::size_t most = max_operands(*n.info) + consts.size();
     if (!args || args->kind != JsonNode::Kind::array) fail(where, "needs \"args\", a list of names");
     if (n.info->variadic && args->items.size() < arity)
       fail(where, "takes " + (arity == 1 ? std::string("one") : std::to_string(arity)) + " or more arguments, got " +
                       std::to_string(args->items.size()));
     if (!n.info->variadic && (args->items.size() < arity || args->items.size() > most))
-      fail(where, "takes " + std::to_string(arity) + (most > arity ? " or " + std::to_string(most) : "") + " argument" +
+      fail(where, "takes " + std::to_string(arity) +
+                      (most > arity ? (most > arity + 1 ? " to " : " or ") + std::to_string(most) : "") + " argument" +
                       (most == 1 ? "" : "s") + ", got " + std::to_string(args->items.size()));
     for (std::size_t position = 0; position < args->items.size(); ++position) {
       const JsonNode& a = args->items[position];
@@ -416,6 +417,9 @@ private:
         t.indices.push_back(integer(v, where, key));
         break;
       }
+      if (spec.list_length > 0 && (v.kind != JsonNode::Kind::array || v.items.size() != spec.list_length))
+        fail(where, key + " must be an integer or a list of " + std::to_string(spec.list_length) + " integer" +
+                        (spec.list_length == 1 ? "" : "s"));
       if (v.kind != JsonNode::Kind::array || v.items.empty())
         fail(where, key + " must be an integer or a non-empty list of integers (dims)");
       for (const JsonNode& e : v.items)

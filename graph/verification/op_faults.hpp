@@ -55,13 +55,33 @@ Tensor<T> forward_of(std::span<const Var<T>> in, const Params<T>& p, const std::
   return Op::template apply<T>(std::span<const Var<T>>(copies), p, label).tensor();
 }
 
+/// Whether fault F's VJP works on values of any rank (an elementwise slip, on the storage view); else it is
+/// written for matrices.
+template <class F> constexpr bool any_rank_fault = requires { F::any_rank; };
+
+/// Why fault F cannot be injected on operands of `shapes`: its VJP is written for matrices and one is not; empty
+/// when it can.
+template <class F> std::string rank_refusal(std::span<const Shape> shapes, std::span<const std::string> names) {
+  if constexpr (!any_rank_fault<F>)
+    for (std::size_t k = 0; k < shapes.size(); ++k)
+      if (shapes[k].rank() != 2)
+        return "the slip is written for matrices; its operand " + names[k] + " is " + shape_string(shapes[k]) +
+               " (rank " + std::to_string(shapes[k].rank()) + ")";
+  return {};
+}
+
 /// Records fault `F`: the forward of F's op, the VJP given.
 template <class F, Real T, class Vjp>
 Var<T> record_fault(std::span<const Var<T>> in, const Params<T>& p, std::string label, Vjp vjp) {
   Tape<T>& tape = common_tape(F::info, in);
-  for (const Var<T>& v : in) // the faults' VJPs are written for matrices
-    if (v.rank() != 2)
-      throw ShapeError(std::string(F::fault.name) + ": injected on matrices only; " + v.described() + " is not one");
+  std::vector<Shape> shapes;
+  std::vector<std::string> names;
+  for (const Var<T>& v : in) {
+    shapes.push_back(v.shape());
+    names.push_back(v.name());
+  }
+  if (const std::string why = rank_refusal<F>(shapes, names); !why.empty())
+    throw ShapeError(std::string(F::fault.name) + ": not injected: " + why);
   Tensor<T> value = forward_of<typename F::Op>(in, p, label);
   return tape.template record<F>(in, value.shape(), std::move(value.matrix()), std::move(vjp), std::move(label), p);
 }
@@ -135,8 +155,13 @@ struct LayerNormConstantStatisticsFault {
                                      "a common hand-written layer_norm slip"};
   static constexpr OpInfo info =
       detail::faulty_op(LayerNormOp::info, "LayerNorm (constant statistics)", "layer_norm; dx = g / s");
-  /// Visible everywhere: on a row of one entry the right dx is 0 and the slip's g / sqrt(eps).
-  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
+  /// Visible wherever it applies: on a row of one entry the right dx is 0 and the slip's g / sqrt(eps). Written for
+  /// the plain form (no weight or bias, the last dim): other nodes are left out, saying so.
+  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>& p) {
+    if (in.size() > 1 || (p.has("normalized_shape") && p.integer_list("normalized_shape").size() > 1))
+      return "the slip is written for layer_norm over the last dim without weight and bias";
+    return {};
+  }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     const T eps = p.number("eps");
     return detail::record_fault<LayerNormConstantStatisticsFault>(in, p, std::move(label), [eps](Backprop<T>& bp) {
@@ -172,6 +197,7 @@ struct SigmoidDerivativeAsSFault {
   using Op = SigmoidOp;
   static constexpr OpFaultInfo fault{15, "sigmoid backward as s instead of s (1 - s)", &SigmoidOp::info,
                                      "da = g s instead of g s (1 - s)", "a common hand-written slip"};
+  static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(SigmoidOp::info, "Sigmoid (derivative s)", "da = g s");
   template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
@@ -186,6 +212,7 @@ struct ReluGradientEverywhereFault {
   using Op = ReluOp;
   static constexpr OpFaultInfo fault{16, "relu passing the gradient where x <= 0", &ReluOp::info,
                                      "da = g everywhere instead of g where x > 0", "a common hand-written slip"};
+  static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(ReluOp::info, "Relu (passes x <= 0)", "da = g");
   /// Visible where an entry is < 0 (at 0 itself the kink guard takes over).
   template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
@@ -205,6 +232,7 @@ struct GeluTanhBackwardFault {
       17, "gelu backward from the tanh approximation under an exact-erf forward", &GeluOp::info,
       "da = g d/dx[x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))] instead of g (Phi(x) + x phi(x))",
       "frameworks with both gelu variants"};
+  static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(GeluOp::info, "Gelu (tanh backward)", "da = g gelu_tanh'(x)");
   template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
@@ -228,6 +256,7 @@ struct DropoutFreshMaskFault {
   static constexpr OpFaultInfo fault{18, "dropout VJP drawing a fresh mask", &DropoutOp::info,
                                      "da = g * mask(seed + 1) / (1 - p) instead of the forward's mask",
                                      "pytorch#193671"};
+  static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(DropoutOp::info, "Dropout (fresh mask)", "da = g * new mask");
   template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>& p) {
     return p.number("p") > T(0) ? std::string() : "p = 0: no entry is dropped";
@@ -253,6 +282,7 @@ struct FusedSilentZeroFault {
   using Op = CrossEntropyOp;
   static constexpr OpFaultInfo fault{19, "fused op without a backward: a silent zero gradient", &CrossEntropyOp::info,
                                      "the VJP adds nothing (the logits' gradient stays 0)", "candle#3613"};
+  static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(CrossEntropyOp::info, "CrossEntropy (no VJP)", "no VJP");
   template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
@@ -342,12 +372,16 @@ template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) 
   for (std::size_t k = 0; k < graph.spec().nodes.size(); ++k) {
     const NodeSpec& n = graph.spec().nodes[k];
     std::vector<Matrix<T>> operands;
-    for (const std::string& arg : n.args)
+    std::vector<Shape> shapes;
+    for (const std::string& arg : n.args) {
       operands.push_back(all[graph.index_of(arg)].value());
+      shapes.push_back(all[graph.index_of(arg)].shape());
+    }
     OpFaults::for_each([&]<class F>() {
-      if (F::fault.op == n.info)
-        sites.push_back(
-            {&F::fault, k, n.name, F::invisible(std::span<const Matrix<T>>(operands), graph.node_params(k))});
+      if (F::fault.op != n.info) return;
+      std::string why = detail::rank_refusal<F>(shapes, n.args);
+      if (why.empty()) why = F::invisible(std::span<const Matrix<T>>(operands), graph.node_params(k));
+      sites.push_back({&F::fault, k, n.name, std::move(why)});
     });
   }
   return sites;

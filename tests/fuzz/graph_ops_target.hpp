@@ -7,11 +7,11 @@
 // corpus replay that every ctest run does (tests/fuzz/replay.cpp).
 //
 // The bytes, in order (a byte read past the end is 0, so every input, even the empty one, is a graph):
-//   1 byte: 1 to 4 inputs; per input 1 byte: its shape (a new one of 1 to 5 rows and columns, the previous
-//   input's, or empty); per entry 1 byte (a value);
+//   1 byte: 1 to 4 inputs; per input 1 byte: its shape (a new matrix of 1 to 5 rows and columns, a tensor of
+//   rank 0 to 4 with 1 byte per size, the previous input's, or empty); per entry 1 byte (a value);
 //   then per step, up to 16 steps: 1 byte the op (an index into BuiltinOps), 1 byte per operand (an index
-//   into the nodes so far), for a variadic op 1 byte of extra operands, per parameter 1 byte whether it is
-//   given and the bytes its type needs. A step whose result would exceed 100 entries is left out.
+//   into the nodes so far), for a variadic op or one with optional operands 1 byte of extra operands, per parameter 1
+//   byte whether it is given and the bytes its type needs. A step whose result would exceed 100 entries is left out.
 // Values: a byte below 200 is (b - 100) / 16; the rest index a table of hard values (0, -0, +-inf, NaN, huge,
 // tiny, subnormal, exp's overflow edge). A step the op refuses (tapegrad::Error) is left out, and the next
 // step is built.
@@ -153,21 +153,25 @@ inline bool run_graph_ops(const std::uint8_t* data, std::size_t size) {
     Tape<double> tape;
     std::vector<Var<double>> nodes;
     const std::size_t inputs = 1 + bytes.below(4);
-    Eigen::Index rows = 0, cols = 0;
+    Shape shape;
     for (std::size_t k = 0; k < inputs; ++k) {
-      // A shape byte: 0 to 24 a new shape of 1 to 5 rows and columns; 25 an empty input (the tape refuses it);
-      // above that the previous input's shape again, so that elementwise and broadcasting ops find partners.
-      const std::size_t shape = bytes.below(40);
-      if (k == 0 || shape < 25) {
-        rows = static_cast<Eigen::Index>(1 + shape % 25 / 5);
-        cols = static_cast<Eigen::Index>(1 + shape % 5);
-      } else if (shape == 25) {
-        rows = 0;
+      // A shape byte: 0 to 24 a new matrix of 1 to 5 rows and columns; 25 an empty input (the tape refuses it);
+      // 26 to 39 a tensor of rank (byte - 26) mod 5 with a byte per size (1 to 3); above that the previous
+      // input's shape again, so that elementwise and broadcasting ops find partners.
+      const std::size_t b = bytes.below(48);
+      if (b < 25 || (k == 0 && b >= 40)) {
+        shape = Shape{static_cast<Eigen::Index>(1 + b % 25 / 5), static_cast<Eigen::Index>(1 + b % 5)};
+      } else if (b == 25) {
+        shape = Shape{0, shape.rank() == 0 ? 1 : shape[shape.rank() - 1]};
+      } else if (b < 40) {
+        shape = Shape{};
+        for (std::size_t d = (b - 26) % 5; d > 0; --d)
+          shape.push_back(static_cast<Eigen::Index>(1 + bytes.below(3)));
       }
-      Matrix<double> m(rows, cols);
+      Matrix<double> m(shape.rows(), shape.cols());
       for (Eigen::Index e = 0; e < m.size(); ++e)
         m.data()[e] = bytes.value();
-      nodes.push_back(tape.input(m, "in" + std::to_string(k)));
+      nodes.push_back(tape.input(m, shape, "in" + std::to_string(k)));
     }
     std::vector<bool> consumed(nodes.size(), false);
     const std::size_t steps = 1 + bytes.below(16);
@@ -176,7 +180,9 @@ inline bool run_graph_ops(const std::uint8_t* data, std::size_t size) {
       const OpInfo* op = BuiltinOps::infos[bytes.below(BuiltinOps::size)];
       std::vector<Var<double>> operands;
       std::vector<std::size_t> picked;
-      const std::size_t arity = op->arity + (op->variadic ? bytes.below(3) : 0);
+      const std::size_t arity = op->arity + (op->variadic                ? bytes.below(3)
+                                             : op->optional_operands > 0 ? bytes.below(op->optional_operands + 1)
+                                                                         : 0);
       for (std::size_t k = 0; k < arity; ++k) {
         picked.push_back(bytes.below(nodes.size()));
         operands.push_back(nodes[picked.back()]);

@@ -398,6 +398,30 @@ TEST_CASE("graph format v3: the new ops' keys are checked as the format says") {
         "bad.json: node 'J' (cat): needs \"dim\"");
 }
 
+TEST_CASE("graph format v3: layer_norm, rms_norm, conv, amax and logsumexp refuse what the format refuses") {
+  const std::string T3 = R"({"X": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]], "w": [1, 2], "W": [[[1, 2], [3, 4]]]})";
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "layer_norm", "args": ["X"], "normalized_shape": 2}])")) ==
+        "bad.json: node 'J' (layer_norm): \"normalized_shape\" must be a list of integers (sizes)");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "layer_norm", "args": ["X"], "normalized_shape": []}])")) ==
+        "bad.json: node 'J' (layer_norm): layer_norm(X): normalized_shape is an empty list");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "layer_norm", "args": ["X", "w", "w", "w"]}])")) ==
+        "bad.json: node 'J' (layer_norm): takes 1 to 3 arguments, got 4");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "rms_norm", "args": ["X", "W"]}])")) ==
+        "bad.json: node 'J' (rms_norm): rms_norm(X): its weight W is 1x2x2; it must be [2], the normalized shape");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "conv1d", "args": ["X", "W"], "padding": "same"}])")) ==
+        "bad.json: node 'J' (conv1d): \"padding\" must be an integer or a list of 1 integer");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "conv1d", "args": ["X", "W"], "stride": [1, 1]}])")) ==
+        "bad.json: node 'J' (conv1d): \"stride\" must be an integer or a list of 1 integer");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "conv1d", "args": ["X", "W"], "padding": -1}])")) ==
+        "bad.json: node 'J' (conv1d): conv1d(X, W): padding -1; it must be >= 0");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "conv2d", "args": ["X", "W"], "dilation": [1]}])")) ==
+        "bad.json: node 'J' (conv2d): \"dilation\" must be an integer or a list of 2 integers");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "amax", "args": ["X"]}])")) ==
+        "bad.json: node 'J' (amax): needs \"dim\"");
+  CHECK(error_of(graph(T3, R"([{"name": "J", "op": "logsumexp", "args": ["X"], "keepdim": true}])")) ==
+        "bad.json: node 'J' (logsumexp): needs \"dim\"");
+}
+
 TEST_CASE("graph format v3 constants: real ones are leaves without gradients, int and bool ones ride on their nodes") {
   const std::string file = std::string(tapegrad_source_dir) + "/examples/graphs/tokens_classifier.json";
   const FileGraph<double> g(read_graph_file(file));

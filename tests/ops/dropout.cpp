@@ -47,3 +47,20 @@ TEST_CASE("dropout from p and seed: a mask that is not that pattern is refused, 
   CHECK_THROWS_AS(dropout(x, 1.0, 7), UsageError);
   CHECK_THROWS_AS(dropout(x, dropout_mask(2, 4, 0.5, 7)), ShapeError);
 }
+
+TEST_CASE_TEMPLATE("dropout on any rank: the pattern of the entries in row-major order, the shape kept", T,
+                   TAPEGRAD_TEST_TYPES) {
+  test::RandomMatrices random(233);
+  const Tensor<T> x = random.tensor<T>({2, 3, 4});
+  MESSAGE("dropout pattern seed 9");
+  Tape<T> tape;
+  const Var<T> y = dropout(tape.input(x, "X"), 0.5, 9);
+  CHECK(y.shape() == Shape{2, 3, 4});
+  const DropoutMask mask = dropout_mask(6, 4, 0.5, 9); // the same entries as a 6 x 4 matrix
+  for (Eigen::Index k = 0; k < x.numel(); ++k)
+    CHECK(y.tensor()[k] == (mask.keep.data()[k] ? T(x[k] * T(2)) : T(0)));
+  using V = std::vector<Var<T>>;
+  test::check_tensor_gradient<T>("dropout rank 3", {x}, [](const V& in) { return dropout(in[0], 0.5, 9); });
+  test::check_tensor_gradient<T>("dropout rank 0", {random.tensor<T>({})},
+                                 [](const V& in) { return dropout(in[0], 0.25, 3); });
+}

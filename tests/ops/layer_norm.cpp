@@ -37,3 +37,53 @@ TEST_CASE_TEMPLATE("layer_norm: gradient against central differences, non-square
   test::check_op_gradient<T>("layer_norm", {x}, [](const auto& in) { return layer_norm(in[0]); });
   test::check_op_gradient<T>("layer_norm eps 1/4", {x}, [](const auto& in) { return layer_norm(in[0], T(1) / T(4)); });
 }
+
+TEST_CASE_TEMPLATE("layer_norm: over the last k dims, times weight plus bias, as torch.nn.functional.layer_norm", T,
+                   TAPEGRAD_TEST_TYPES) {
+  using std::sqrt;
+  Tape<T> tape;
+  const T eps = from_decimal<T>("1e-5");
+  // one group of a (1, 2, 3) tensor over normalized_shape [2, 3]: entries 1..6, mean 7/2, variance 35/12
+  Tensor<T> x = Tensor<T>::zeros({1, 2, 3});
+  for (Eigen::Index k = 0; k < 6; ++k)
+    x[k] = T(static_cast<long>(k + 1));
+  Tensor<T> wt = Tensor<T>::zeros({2, 3}), bt = Tensor<T>::zeros({2, 3});
+  for (Eigen::Index k = 0; k < 6; ++k) {
+    wt[k] = T(static_cast<long>(k + 2));
+    bt[k] = T(static_cast<long>(k % 2));
+  }
+  const Var<T> a = tape.input(x, "A"), w = tape.input(wt, "w"), b = tape.input(bt, "b");
+  const Var<T> y = layer_norm(a, w, b);
+  CHECK(y.shape() == Shape{1, 2, 3});
+  const T s = sqrt(T(35) / T(12) + eps);
+  T worst(0);
+  for (Eigen::Index k = 0; k < 6; ++k) {
+    const T expected = (x[k] - T(7) / T(2)) / s * wt[k] + bt[k];
+    worst = std::max<T>(worst, T(abs(T(y.tensor()[k] - expected))));
+  }
+  MESSAGE("layer_norm over [2, 3] by hand [" << scalar_name<T>() << "]: worst error " << to_string(worst, 3));
+  CHECK(worst <= test::exact_tolerance<T>() * T(8));
+  // over the last dim only (NormOptions): each row of 3 centred on its own
+  const Var<T> r = layer_norm(a, NormOptions<T>{.normalized_shape = {3}});
+  CHECK(abs(T(r.tensor()[1])) <= test::exact_tolerance<T>());
+  CHECK_THROWS_WITH_AS(layer_norm(a, NormOptions<T>{.normalized_shape = {3, 3}}),
+                       "layer_norm(A): normalized_shape [3, 3] is not the last sizes of A, 1x2x3", ShapeError);
+  CHECK_THROWS_WITH_AS(layer_norm(a, b, NormOptions<T>{.normalized_shape = {3}}),
+                       "layer_norm(A): its weight b is 2x3; it must be [3], the normalized shape", ShapeError);
+  CHECK_THROWS_WITH_AS(layer_norm(a, NormOptions<T>{.normalized_shape = {1, 1, 2, 3}}),
+                       "layer_norm(A): normalized_shape has 4 sizes but A is 1x2x3 (rank 3)", ShapeError);
+}
+
+TEST_CASE_TEMPLATE("layer_norm: gradients of a, weight and bias against central differences, ranks 1 to 4", T,
+                   TAPEGRAD_TEST_TYPES) {
+  using V = std::vector<Var<T>>;
+  test::RandomMatrices random(227);
+  test::check_tensor_gradient<T>("layer_norm rank 1", {random.tensor<T>({5})},
+                                 [](const V& in) { return layer_norm(in[0]); });
+  test::check_tensor_gradient<T>("layer_norm rank 3 over [3, 4], weight and bias",
+                                 {random.tensor<T>({2, 3, 4}), random.tensor<T>({3, 4}), random.tensor<T>({3, 4})},
+                                 [](const V& in) { return layer_norm(in[0], in[1], in[2]); });
+  test::check_tensor_gradient<T>("layer_norm rank 4 over the last dim, weight",
+                                 {random.tensor<T>({2, 1, 3, 4}), random.tensor<T>({4})},
+                                 [](const V& in) { return layer_norm(in[0], in[1]); });
+}

@@ -1,8 +1,9 @@
 // Property-based tests (rapidcheck) over random graphs: up to 15 op nodes over every op of BuiltinOps
-// (ops/ops.hpp), each drawn through its descriptor (arity, parameter types, shape rule, domain), random shapes,
-// fan-out from inputs and from inner nodes, operands shared. rapidcheck prints its seed ("Using
-// configuration: seed=...") and shrinks a failing graph to a small one; ctest fixes the seed and the number
-// of graphs through RC_PARAMS (tests/CMakeLists.txt), RC_PARAMS="seed=N" reproduces a run.
+// (ops/ops.hpp), each drawn through its descriptor (arity, parameter types, shape rule, domain), random shapes of
+// rank 0 to 4 (later inputs often a trailing part of an earlier one's shape, so operands broadcast; now and then a
+// convolution's input and weight), fan-out from inputs and from inner nodes, operands shared. rapidcheck prints its
+// seed ("Using configuration: seed=...") and shrinks a failing graph to a small one; ctest fixes the seed and the
+// number of graphs through RC_PARAMS (tests/CMakeLists.txt), RC_PARAMS="seed=N" reproduces a run.
 //
 // Properties:
 //   1. the tape's gradient in double equals the 50-digit finite-difference reference, every coordinate,
@@ -48,7 +49,7 @@ struct Step {
   const OpInfo* op = nullptr;
   std::vector<int> args;
   std::vector<StepParam> params;
-  int rows = 0, cols = 0;
+  Shape shape;
 };
 
 template <Real U> Params<U> params_in(const Step& st) {
@@ -90,22 +91,22 @@ template <Real U> Params<U> params_in(const Step& st) {
 }
 
 struct Recipe {
-  std::vector<std::pair<int, int>> shapes; // inputs
-  std::vector<std::vector<int>> values;    // entries k/8
+  std::vector<Shape> shapes;            // inputs
+  std::vector<std::vector<int>> values; // entries k/8
   std::vector<Step> steps;
   int nodes() const { return static_cast<int>(shapes.size() + steps.size()); }
 };
 
 std::ostream& operator<<(std::ostream& os, const Recipe& r) {
   for (std::size_t k = 0; k < r.shapes.size(); ++k) {
-    os << "in" << k << " (" << r.shapes[k].first << "x" << r.shapes[k].second << ") = [";
+    os << "in" << k << " (" << shape_string(r.shapes[k]) << ") = [";
     for (int v : r.values[k])
       os << " " << v << "/8";
     os << " ]\n";
   }
   for (std::size_t s = 0; s < r.steps.size(); ++s) {
     const Step& st = r.steps[s];
-    os << "n" << r.shapes.size() + s << " (" << st.rows << "x" << st.cols << ") = " << st.op->name << "(";
+    os << "n" << r.shapes.size() + s << " (" << shape_string(st.shape) << ") = " << st.op->name << "(";
     for (int a : st.args)
       os << " n" << a;
     for (const StepParam& q : st.params) {
@@ -132,7 +133,7 @@ std::ostream& operator<<(std::ostream& os, const Recipe& r) {
 template <Real U> std::vector<Matrix<U>> input_values(const Recipe& r) {
   std::vector<Matrix<U>> out;
   for (std::size_t k = 0; k < r.shapes.size(); ++k) {
-    Matrix<U> m(r.shapes[k].first, r.shapes[k].second);
+    Matrix<U> m(r.shapes[k].rows(), r.shapes[k].cols());
     for (Eigen::Index i = 0; i < m.size(); ++i)
       m.data()[i] = U(r.values[k][static_cast<std::size_t>(i)]) / U(8);
     out.push_back(std::move(m));
@@ -168,27 +169,64 @@ bool in_domain(Domain d, const Matrix<double>& m) {
 }
 
 /// Whether node value m may be operand k of `op`: inside its domain, and, for an op with a kink (at 0: relu,
-/// abs), at least 1/8 away from it, where central differences do not straddle it.
+/// abs; ties: amax), at least 1/8 away from it, where central differences do not straddle it.
 bool fits_operand(const OpInfo& op, std::size_t k, const Matrix<double>& m) {
   if (!in_domain(operand_domain(op, k), m)) return false;
+  if (op.ties) { // amax: every two entries at least 1/8 apart, so no slice's maximum is within reach of a tie
+    std::vector<double> v(m.data(), m.data() + m.size());
+    std::sort(v.begin(), v.end());
+    for (std::size_t e = 1; e < v.size(); ++e)
+      if (!(v[e] - v[e - 1] >= 0.125)) return false;
+  }
   return !op.kink || in_domain(Domain::nonzero, m);
 }
 
+/// An input's shape: rank 0 to 4, sizes 1 to 3, at most 12 entries.
+rc::Gen<Shape> gen_shape() {
+  return rc::gen::exec([] {
+    for (;;) {
+      std::vector<Eigen::Index> sizes(static_cast<std::size_t>(*rc::gen::inRange(0, 5)));
+      for (Eigen::Index& n : sizes)
+        n = *rc::gen::inRange(1, 4);
+      const Shape s(sizes);
+      if (s.numel() <= 12) return s;
+    }
+  });
+}
+
+/// A convolution's input (C, H, W) and weight (O, C, kh, kw), at most 12 entries each: rare among shapes drawn one
+/// by one, so drawn together now and then (conv2d would hardly ever be drawn otherwise).
+std::vector<Shape> gen_conv_pair() {
+  for (;;) {
+    const auto size = [](int most) { return static_cast<Eigen::Index>(*rc::gen::inRange(1, most + 1)); };
+    const Eigen::Index c = size(2), o = size(2), kh = size(2), kw = size(2);
+    const Shape input{c, kh + size(2) - 1, kw + size(2) - 1}, weight{o, c, kh, kw};
+    if (input.numel() <= 12 && weight.numel() <= 12) return {input, weight};
+  }
+}
+
+/// s without its first dim (a value that broadcasts against s), or s itself for rank 0.
+Shape trailing(const Shape& s) { return s.rank() == 0 ? s : Shape(std::vector<Eigen::Index>(s.begin() + 1, s.end())); }
+
 /// A parameter drawn by its type, around the operands' shape (shape() says whether it fits).
-StepParam draw_param(const OpInfo& op, const ParamSpec& spec, int rows, int cols) {
+StepParam draw_param(const OpInfo& op, const ParamSpec& spec, const Shape& shape) {
+  const int rows = static_cast<int>(shape.rows()), cols = static_cast<int>(shape.cols());
+  const std::size_t rank = shape.rank();
   StepParam q;
   q.name = spec.name;
   q.type = spec.type;
   if (spec.type == ParamType::constant) { // a bool mask of the first operand's shape, or int targets, one per row
+                                          // (a rank-0 target for a rank-1 operand)
     const auto c = std::find_if(op.const_operands.begin(), op.const_operands.end(),
                                 [&](const ConstOperand& o) { return o.param == spec.name; });
     if (c == op.const_operands.end() || (c->optional && *rc::gen::arbitrary<bool>())) {
       q.absent = true;
       return q;
     }
-    const Shape s = c->boolean ? Shape{rows, cols} : Shape{rows};
+    const Shape s = c->boolean ? shape : rank >= 2 ? Shape{shape[0]} : Shape{};
+    const long classes = rank == 0 ? 1 : std::min<long>(shape[0], shape[rank - 1]);
     const std::vector<long> v = *rc::gen::container<std::vector<long>>(
-        static_cast<std::size_t>(s.numel()), rc::gen::inRange<long>(0, c->boolean ? 2 : std::min(rows, cols)));
+        static_cast<std::size_t>(s.numel()), rc::gen::inRange<long>(0, c->boolean ? 2 : classes));
     q.constant = std::make_shared<const Tensor<long>>(s, v);
     return q;
   }
@@ -213,7 +251,7 @@ StepParam draw_param(const OpInfo& op, const ParamSpec& spec, int rows, int cols
     q.quarters = *rc::gen::inRange(-8, 9);
     break;
   case ParamType::integer:
-    q.integer = *rc::gen::inRange(-1, 4);
+    q.integer = *rc::gen::inRange(-2, 4);
     break;
   case ParamType::indices:
     q.indices = *rc::gen::container<std::vector<long>>(length, rc::gen::inRange<long>(0, std::max(rows, cols)));
@@ -221,15 +259,29 @@ StepParam draw_param(const OpInfo& op, const ParamSpec& spec, int rows, int cols
   case ParamType::flags:
     q.flags = *rc::gen::container<std::vector<bool>>(length, rc::gen::arbitrary<bool>());
     break;
-  case ParamType::dims: // one dim of a matrix, counted from either end
-    q.indices = {*rc::gen::inRange<long>(-2, 2)};
+  case ParamType::dims: { // one or two dims of the operand, counted from either end (strides and paddings too)
+    const long r = std::max<long>(1, static_cast<long>(rank));
+    q.indices = *rc::gen::container<std::vector<long>>(static_cast<std::size_t>(*rc::gen::inRange(1, 3)),
+                                                       rc::gen::inRange<long>(-r, r));
     break;
-  case ParamType::integer_list: // the operand's shape transposed, flattened or with a new dim (what reshape and
-                                // expand take), or a permutation of a matrix's dims (permute)
-    q.indices =
-        *rc::gen::element(std::vector<long>{cols, rows}, std::vector<long>{rows * cols}, std::vector<long>{rows, -1},
-                          std::vector<long>{2, rows, cols}, std::vector<long>{1, 0}, std::vector<long>{-1, 0});
+  }
+  case ParamType::integer_list: { // the operand's sizes reversed, flattened, with a -1 or a new dim (what reshape
+                                  // and expand take), a permutation of its dims (permute), its last sizes
+                                  // (normalized_shape), or none (a one-entry value as rank 0)
+    const std::vector<long> sizes(shape.begin(), shape.end());
+    std::vector<long> minus = sizes, lead = sizes, dims(rank);
+    if (!minus.empty()) minus[0] = -1;
+    lead.insert(lead.begin(), 2);
+    std::iota(dims.begin(), dims.end(), 0L);
+    std::vector<long> permuted = dims;
+    std::mt19937 shuffle(static_cast<unsigned>(*rc::gen::inRange(0, 1 << 16)));
+    std::shuffle(permuted.begin(), permuted.end(), shuffle);
+    const std::size_t k = rank == 0 ? 0 : static_cast<std::size_t>(*rc::gen::inRange<std::size_t>(1, rank + 1));
+    q.indices = *rc::gen::element(
+        std::vector<long>(sizes.rbegin(), sizes.rend()), std::vector<long>{shape.numel()}, minus, lead, permuted,
+        std::vector<long>(sizes.end() - static_cast<long>(k), sizes.end()), std::vector<long>{});
     break;
+  }
   case ParamType::boolean:
     q.boolean = *rc::gen::arbitrary<bool>();
     break;
@@ -249,26 +301,26 @@ StepParam draw_param(const OpInfo& op, const ParamSpec& spec, int rows, int cols
 /// its shape() accepts the operands and parameters, its operands lie in its domain, and its value, recorded
 /// in double, is finite and moderate (-inf allowed where the op masks). A draw that is not valid is drawn
 /// again.
-rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
-                           std::vector<std::vector<int>> fixed_values = {}) {
+rc::Gen<Recipe> gen_recipe(std::vector<Shape> fixed_shapes = {}, std::vector<std::vector<int>> fixed_values = {}) {
   return rc::gen::exec([fixed_shapes, fixed_values] {
     Recipe r;
     r.shapes = fixed_shapes;
     r.values = fixed_values;
     if (r.shapes.empty()) {
+      if (*rc::gen::inRange(0, 8) == 0) r.shapes = gen_conv_pair();
       const int n = *rc::gen::inRange(1, 5);
       for (int k = 0; k < n; ++k)
-        r.shapes.emplace_back(*rc::gen::inRange(1, 4), *rc::gen::inRange(1, 4));
+        r.shapes.push_back(k > 0 && *rc::gen::inRange(0, 3) == 0 ? trailing(r.shapes.back()) : *gen_shape());
     }
     if (r.values.empty())
-      for (const auto& [rows, cols] : r.shapes)
+      for (const Shape& s : r.shapes)
         r.values.push_back(
-            *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(rows * cols), rc::gen::inRange(-8, 9)));
+            *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(s.numel()), rc::gen::inRange(-8, 9)));
     Tape<double> tape; // the values so far, for the domain and finiteness of each step
     std::vector<Var<double>> vals;
     const std::vector<Matrix<double>> x = input_values<double>(r);
-    for (const Matrix<double>& m : x)
-      vals.push_back(tape.input(m));
+    for (std::size_t k = 0; k < x.size(); ++k)
+      vals.push_back(tape.input(x[k], r.shapes[k]));
     const int steps = *rc::gen::inRange(1, 16);
     for (int s = 0; s < steps; ++s) {
       for (int attempt = 0; attempt < 50; ++attempt) {
@@ -276,29 +328,47 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
         // at the nominal size: rapidcheck's inRange grows with the size, which would favour the ops listed first
         st.op =
             BuiltinOps::infos[*rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::size_t>(0, BuiltinOps::size))];
-        const int arity = static_cast<int>(st.op->arity) + (st.op->variadic ? *rc::gen::inRange(0, 2) : 0);
+        const int arity = static_cast<int>(st.op->arity) +
+                          *rc::gen::inRange(0, st.op->variadic ? 2 : static_cast<int>(st.op->optional_operands) + 1);
+        // The first operand, then the parameters (drawn around its shape), then the others: once the op has all
+        // the operands it needs, preferring those its shape() accepts (conv2d's weight for its input, a
+        // broadcasting partner), so ops with strict shape rules are drawn too.
+        std::vector<ShapeOperand> shapes;
+        const auto accepts = [&](const std::vector<ShapeOperand>& s, const Params<double>& p) {
+          try {
+            BuiltinOps::visit<Shape>(st.op, [&]<class Op>() { return Op::shape(std::span<const ShapeOperand>(s), p); });
+            return true;
+          } catch (const Error&) {
+            return false;
+          }
+        };
         for (int k = 0; k < arity; ++k) {
-          std::vector<int> fit;
+          std::vector<int> fit, accepted;
           for (int c = 0; c < static_cast<int>(vals.size()); ++c)
             if (fits_operand(*st.op, static_cast<std::size_t>(k), vals[static_cast<std::size_t>(c)].value()))
               fit.push_back(c);
           if (fit.empty()) break;
-          st.args.push_back(*rc::gen::elementOf(fit));
+          if (k > 0 && k + 1 >= static_cast<int>(st.op->arity)) {
+            const Params<double> p = params_in<double>(st);
+            for (int c : fit) {
+              std::vector<ShapeOperand> with = shapes;
+              with.emplace_back(vals[static_cast<std::size_t>(c)].shape(), "a");
+              if (accepts(with, p)) accepted.push_back(c);
+            }
+          }
+          st.args.push_back(*rc::gen::elementOf(accepted.empty() ? fit : accepted));
+          shapes.emplace_back(vals[static_cast<std::size_t>(st.args.back())].shape(), "a");
+          if (k == 0)
+            for (const ParamSpec& spec : st.op->params)
+              st.params.push_back(draw_param(*st.op, spec, shapes[0].shape()));
         }
         if (static_cast<int>(st.args.size()) < arity) continue;
-        const Var<double>& first = vals[static_cast<std::size_t>(st.args[0])];
-        for (const ParamSpec& spec : st.op->params)
-          st.params.push_back(draw_param(*st.op, spec, static_cast<int>(first.rows()), static_cast<int>(first.cols())));
-        std::vector<ShapeOperand> shapes;
-        for (int a : st.args)
-          shapes.push_back({vals[static_cast<std::size_t>(a)].rows(), vals[static_cast<std::size_t>(a)].cols()});
         const Params<double> p = params_in<double>(st);
         Var<double> v;
         try {
           const Shape out = BuiltinOps::visit<Shape>(
               st.op, [&]<class Op>() { return Op::shape(std::span<const ShapeOperand>(shapes), p); });
-          st.rows = static_cast<int>(out.rows());
-          st.cols = static_cast<int>(out.cols());
+          st.shape = out;
           v = record_step(st, vals);
         } catch (const Error&) {
           continue; // operands or parameters the op refuses
@@ -320,8 +390,10 @@ rc::Gen<Recipe> gen_recipe(std::vector<std::pair<int, int>> fixed_shapes = {},
 struct RecipeGraph {
   Recipe recipe;
   std::vector<int> order;
-  template <Real U> Var<U> operator()(Tape<U>&, const std::vector<Var<U>>& in) const {
+  template <Real U> Var<U> operator()(Tape<U>& tape, const std::vector<Var<U>>& in) const {
     const Recipe& r = recipe;
+    for (std::size_t k = 0; k < in.size(); ++k) // the checker hands each input over as a matrix
+      tape.set_input_shape(in[k], r.shapes[k]);
     std::vector<Var<U>> v(static_cast<std::size_t>(r.nodes()));
     std::copy(in.begin(), in.end(), v.begin());
     const std::size_t ni = r.shapes.size();
@@ -447,22 +519,25 @@ TEST_CASE("property: the tape's gradient equals 50-digit finite differences with
                   [] { tape_matches_finite_differences(false); }));
 }
 
-TEST_CASE("property generator coverage: every op of the list drawn, broadcast operands and axis reductions") {
+TEST_CASE("property generator coverage: every op of the list drawn, every rank 0 to 4, broadcast operands and axis "
+          "reductions") {
   std::map<std::string_view, int> drawn;
   int graphs = 0, broadcast = 0, axis = 0, defaulted = 0;
+  std::map<std::size_t, int> ranks; // op nodes by the rank of their result
   CHECK(rc::check("the generator's graphs, counted", [&] {
     const Recipe r = *gen_recipe();
     ++graphs;
     const auto shape_of = [&](int id) {
       const std::size_t ni = r.shapes.size();
       return id < static_cast<int>(ni) ? r.shapes[static_cast<std::size_t>(id)]
-                                       : std::pair{r.steps[static_cast<std::size_t>(id) - ni].rows,
-                                                   r.steps[static_cast<std::size_t>(id) - ni].cols};
+                                       : r.steps[static_cast<std::size_t>(id) - ni].shape;
     };
     for (const Step& st : r.steps) {
       ++drawn[st.op->name];
-      if (st.args.size() == 2 && st.op->shapes == broadcast_shape_rule && shape_of(st.args[0]) != shape_of(st.args[1]))
+      if (st.args.size() == 2 && st.op->shapes == broadcast_shape_rule &&
+          !(shape_of(st.args[0]) == shape_of(st.args[1])))
         ++broadcast;
+      ++ranks[st.shape.rank()];
       for (const StepParam& q : st.params) {
         axis += q.name == "axis" && !q.absent;
         defaulted += q.defaulted;
@@ -476,6 +551,12 @@ TEST_CASE("property generator coverage: every op of the list drawn, broadcast op
   }
   MESSAGE(graphs << " graphs; op nodes drawn per op:" << counts.str() << "; broadcast nodes (operands of two shapes) "
                  << broadcast << ", axis reductions " << axis << ", parameters left at their default " << defaulted);
+  std::ostringstream by_rank;
+  for (std::size_t rank = 0; rank <= 4; ++rank) {
+    by_rank << " rank " << rank << ": " << ranks[rank];
+    CHECK_MESSAGE(ranks[rank] > 0, "no op node of rank " << rank);
+  }
+  MESSAGE("op nodes by the rank of their result:" << by_rank.str());
   CHECK(broadcast > 0);
   CHECK(axis > 0);
   CHECK(defaulted > 0);

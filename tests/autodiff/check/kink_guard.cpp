@@ -117,3 +117,22 @@ TEST_CASE("kink guard: a coordinate left out at a kink counts neither in the err
   CHECK_FALSE((r.checks[0].worst_row == 1 && r.checks[0].worst_col == 0)); // not the kink's (1, 0)
   CHECK(r.warnings.size() == 1);
 }
+
+TEST_CASE("kink guard: amax entries within the reach of a tie for their slice's maximum are named") {
+  const double reach = kink_reach<double>();
+  Tape<double> tape;
+  // rows: (1, 3, 2) has no tie; (5, 5 + 1e-12, 0) has two entries within reach of its maximum; along dim 1
+  const Var<double> x = tape.input(Tensor<double>{{1.0, 3.0, 2.0}, {5.0, 5.0 + 1e-12, 0.0}}, "x");
+  amax(x, {1}, false, "m");
+  const std::vector<std::string> w = kink_warnings(tape, reach);
+  REQUIRE(w.size() == 1);
+  MESSAGE(w[0]);
+  CHECK(w[0].find("kink: m (Amax): entry (1, 0) of its operand x is 5 (and 1 more entries)") == 0);
+  CHECK(w[0].find("tied for amax's maximum") != std::string::npos);
+  const auto near = tie_coordinates(tape.node(0).value, Shape{2, 3}, {1}, reach);
+  REQUIRE(near.size() == 2);
+  CHECK(near[1] == std::pair<Eigen::Index, Eigen::Index>{1, 1});
+  // along dim 0 the columns (1, 5), (3, 5), (2, 0) hold no tie
+  amax(x, {0}, false, "c");
+  CHECK(kink_warnings(tape, reach).size() == 1);
+}
