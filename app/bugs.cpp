@@ -483,8 +483,8 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
         << (baseline_failures.empty() ? "yes" : "NO (" + std::to_string(baseline_failures.size()) + " fail)") << "\n";
     for (const std::string& f : baseline_failures)
       out << "  fails without a fault: " << f << "\n";
-    out << "mutation score " << table.score()
-        << " (faults 1-7 and 10 on the attention; 11-20 at every node of their op, in every graph they change)\n";
+    out << "mutation score " << table.score() << " (faults 1-7 and 10 on the attention; " << OpFaults::infos.front()->id
+        << "-" << OpFaults::infos.back()->id << " at every node of their op, in every graph they change)\n";
   }
   return table.caught == table.mutants && demos_ok && baseline_failures.empty() ? 0 : 1;
 }

@@ -39,6 +39,13 @@ struct StridedMap {
   }
 };
 
+/// Whether every entry is read at its own position (the map of a reshape).
+inline bool reads_in_order(const StridedMap& m) {
+  bool in_order = true;
+  m.run([&](Eigen::Index o, Eigen::Index s) { in_order = in_order && o == s; });
+  return in_order;
+}
+
 /// The map that reads a tensor of shape `in` in its own order, as shape `out` (same count): reshape's.
 inline StridedMap row_major_map(const Shape& out) {
   StridedMap m{out};
@@ -219,17 +226,22 @@ struct PermuteOp {
       out.push_back(in[0].shape()[d]);
     return out;
   }
+  /// The index map of permuting a tensor of shape s by dims (normalised).
+  static StridedMap map(const Shape& s, const std::vector<std::size_t>& dims) {
+    StridedMap m;
+    const auto strides = s.strides();
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+      m.out.push_back(s[dims[k]]);
+      m.stride[k] = strides[dims[k]];
+    }
+    return m;
+  }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
 template <Real T> Var<T> PermuteOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   common_tape(info, in);
-  const std::vector<std::size_t> dims = order(in[0], p);
-  StridedMap map{shape(in, p)};
-  const auto strides = in[0].shape().strides();
-  for (std::size_t k = 0; k < dims.size(); ++k)
-    map.stride[k] = strides[dims[k]];
-  return record_layout<PermuteOp>(in, p, std::move(label), map);
+  return record_layout<PermuteOp>(in, p, std::move(label), map(in[0].shape(), order(in[0], p)));
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, PermuteOp, T)
 #include "../autodiff/instances.hpp"
@@ -353,18 +365,21 @@ struct ExpandOp {
     }
     return out;
   }
+  /// The index map of expanding a tensor of shape s to shape `out` (which shape() has checked).
+  static StridedMap map(const Shape& s, const Shape& out) {
+    StridedMap m{out};
+    const auto strides = s.strides();
+    const std::size_t lead = out.rank() - s.rank();
+    for (std::size_t k = lead; k < out.rank(); ++k)
+      m.stride[k] = s[k - lead] == 1 ? 0 : strides[k - lead];
+    return m;
+  }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
 template <Real T> Var<T> ExpandOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   common_tape(info, in);
-  const Shape out = shape(in, p), &s = in[0].shape();
-  StridedMap map{out};
-  const auto strides = s.strides();
-  const std::size_t lead = out.rank() - s.rank();
-  for (std::size_t k = lead; k < out.rank(); ++k)
-    map.stride[k] = s[k - lead] == 1 ? 0 : strides[k - lead];
-  return record_layout<ExpandOp>(in, p, std::move(label), map);
+  return record_layout<ExpandOp>(in, p, std::move(label), map(in[0].shape(), shape(in, p)));
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, ExpandOp, T)
 #include "../autodiff/instances.hpp"

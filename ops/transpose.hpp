@@ -55,6 +55,14 @@ struct TransposeOp {
     std::swap(out[d0], out[d1]);
     return out;
   }
+  /// The index map of transposing a (any rank).
+  template <class A, Real T> static StridedMap map(const A& a, const Params<T>& p) {
+    const auto [d0, d1] = swapped(a, p);
+    StridedMap m{shape(std::span<const A>(&a, 1), p)};
+    m.stride = a.shape().strides();
+    std::swap(m.stride[d0], m.stride[d1]);
+    return m;
+  }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
@@ -62,12 +70,8 @@ template <Real T> Var<T> TransposeOp::apply(std::span<const Var<T>> in, const Pa
   Tape<T>& tape = common_tape(info, in);
   const auto [d0, d1] = swapped(in[0], p);
   const Shape out = shape(in, p);
-  if (in[0].rank() != 2 || d0 == d1) { // a tensor's dims, or nothing swapped: the index map
-    StridedMap map{out};
-    map.stride = in[0].shape().strides();
-    std::swap(map.stride[d0], map.stride[d1]);
-    return record_layout<TransposeOp>(in, p, std::move(label), map);
-  }
+  if (in[0].rank() != 2 || d0 == d1) // a tensor's dims, or nothing swapped: the index map
+    return record_layout<TransposeOp>(in, p, std::move(label), map(in[0], p));
   Matrix<T> result = tape.buffer(out);
   transpose_tiled(result, in[0].value());
   return tape.template record<TransposeOp>(

@@ -1,12 +1,13 @@
 #pragma once
-// Classic slips in the built-in ops, on demand: each fault is an op of its own that computes the forward of the
-// op it stands in for (by calling that op) and records a plausibly wrong VJP, or, for the naive softmax, a
-// plausibly wrong forward. They live here, apart from ops/, so a normal run never pays for them: a fault is on
-// only where a graph is recorded with it (FaultyFileGraph: one fault at one node of a graph file). OpFaults
-// lists them once; `tapegrad bugs` and its tests read that list.
+// Classic slips in the built-in ops, on demand (what a fault is: op_fault_base.hpp). They live here, apart from
+// ops/, so a normal run never pays for them: a fault is on only where a graph is recorded with it
+// (FaultyFileGraph: one fault at one node of a graph file). This file holds the slips of matrix code (faults 11 to
+// 20), tensor_op_faults.hpp those of tensor code (21 and up); OpFaults lists them all once, and `tapegrad bugs`
+// and its tests read that list.
 
-#include "../../ops/ops.hpp"
 #include "../io/graph_build.hpp"
+#include "op_fault_base.hpp"
+#include "tensor_op_faults.hpp"
 
 #include <array>
 #include <cassert>
@@ -23,71 +24,6 @@
 
 namespace tapegrad {
 
-/// What a fault is: its number in `tapegrad bugs`, its one-line name, the op it stands in for, the slip in
-/// words, and the report or project it is drawn from.
-struct OpFaultInfo {
-  int id = 0;
-  std::string_view name;
-  const OpInfo* op = nullptr;
-  std::string_view slip;
-  std::string_view seen_in;
-};
-
-namespace detail {
-
-/// A fault's descriptor: the op's, with its own node type, so the per-node check names the fault's node and
-/// the guards (kink, saturation, masks) treat it as the op it stands in for.
-constexpr OpInfo faulty_op(const OpInfo& op, std::string_view node, std::string_view formula) {
-  OpInfo info = op;
-  info.node = node;
-  info.formula = formula;
-  info.file = "../graph/verification/op_faults.hpp";
-  return info;
-}
-
-/// The forward of `Op` on in (checked as Op checks it: shapes, domains), computed on a scratch tape.
-template <class Op, Real T>
-Tensor<T> forward_of(std::span<const Var<T>> in, const Params<T>& p, const std::string& label) {
-  Tape<T> scratch;
-  std::vector<Var<T>> copies;
-  for (const Var<T>& v : in)
-    copies.push_back(scratch.input(v.value(), v.shape(), v.name()));
-  return Op::template apply<T>(std::span<const Var<T>>(copies), p, label).tensor();
-}
-
-/// Whether fault F's VJP works on values of any rank (an elementwise slip, on the storage view); else it is
-/// written for matrices.
-template <class F> constexpr bool any_rank_fault = requires { F::any_rank; };
-
-/// Why fault F cannot be injected on operands of `shapes`: its VJP is written for matrices and one is not; empty
-/// when it can.
-template <class F> std::string rank_refusal(std::span<const Shape> shapes, std::span<const std::string> names) {
-  if constexpr (!any_rank_fault<F>)
-    for (std::size_t k = 0; k < shapes.size(); ++k)
-      if (shapes[k].rank() != 2)
-        return "the slip is written for matrices; its operand " + names[k] + " is " + shape_string(shapes[k]) +
-               " (rank " + std::to_string(shapes[k].rank()) + ")";
-  return {};
-}
-
-/// Records fault `F`: the forward of F's op, the VJP given.
-template <class F, Real T, class Vjp>
-Var<T> record_fault(std::span<const Var<T>> in, const Params<T>& p, std::string label, Vjp vjp) {
-  Tape<T>& tape = common_tape(F::info, in);
-  std::vector<Shape> shapes;
-  std::vector<std::string> names;
-  for (const Var<T>& v : in) {
-    shapes.push_back(v.shape());
-    names.push_back(v.name());
-  }
-  if (const std::string why = rank_refusal<F>(shapes, names); !why.empty())
-    throw ShapeError(std::string(F::fault.name) + ": not injected: " + why);
-  Tensor<T> value = forward_of<typename F::Op>(in, p, label);
-  return tape.template record<F>(in, value.shape(), std::move(value.matrix()), std::move(vjp), std::move(label), p);
-}
-
-} // namespace detail
-
 /// add's VJP takes a broadcast bias's gradient from the first row instead of summing it over the rows
 /// (burn#181): right for one row, wrong for a batch.
 struct BiasGradientOneRowFault {
@@ -95,10 +31,11 @@ struct BiasGradientOneRowFault {
   static constexpr OpFaultInfo fault{11, "broadcast bias gradient taken from row 0, not summed over the batch",
                                      &AddOp::info, "db = grad.row(0) instead of sum over rows of grad", "burn#181"};
   static constexpr OpInfo info = detail::faulty_op(AddOp::info, "Add (bias from row 0)", "a + b; db = grad.row(0)");
-  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
-    if ((in[0].rows() == 1) != (in[1].rows() == 1)) return {};
-    return "no operand is broadcast over rows (" + shape_string(in[0].rows(), in[0].cols()) + " and " +
-           shape_string(in[1].rows(), in[1].cols()) + ")";
+  template <Real T> static std::string invisible(std::span<const Tensor<T>> in, const Params<T>&) {
+    const Matrix<T>&a = in[0].matrix(), &b = in[1].matrix();
+    if ((a.rows() == 1) != (b.rows() == 1)) return {};
+    return "no operand is broadcast over rows (" + shape_string(a.rows(), a.cols()) + " and " +
+           shape_string(b.rows(), b.cols()) + ")";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<BiasGradientOneRowFault>(in, p, std::move(label), [](Backprop<T>& bp) {
@@ -130,9 +67,10 @@ struct MeanWrongCountFault {
     const ShapeOperand s(a.rows(), a.cols());
     return a.size() / kept_shape("mean", s, p).numel();
   }
-  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>& p) {
-    if (count(in[0], p) != in[0].cols()) return {};
-    return "each result entry averages " + std::to_string(count(in[0], p)) +
+  template <Real T> static std::string invisible(std::span<const Tensor<T>> in, const Params<T>& p) {
+    const Matrix<T>& a = in[0].matrix();
+    if (count(a, p) != a.cols()) return {};
+    return "each result entry averages " + std::to_string(count(a, p)) +
            " entries, as many as the operand has columns, so dividing by the columns is right here";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
@@ -157,7 +95,7 @@ struct LayerNormConstantStatisticsFault {
       detail::faulty_op(LayerNormOp::info, "LayerNorm (constant statistics)", "layer_norm; dx = g / s");
   /// Visible wherever it applies: on a row of one entry the right dx is 0 and the slip's g / sqrt(eps). Written for
   /// the plain form (no weight or bias, the last dim): other nodes are left out, saying so.
-  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>& p) {
+  template <Real T> static std::string invisible(std::span<const Tensor<T>> in, const Params<T>& p) {
     if (in.size() > 1 || (p.has("normalized_shape") && p.integer_list("normalized_shape").size() > 1))
       return "the slip is written for layer_norm over the last dim without weight and bias";
     return {};
@@ -181,7 +119,7 @@ struct LogSoftmaxNoSoftmaxTermFault {
   static constexpr OpFaultInfo fault{14, "log_softmax backward without its softmax term", &LogSoftmaxOp::info,
                                      "da = g instead of g - softmax(a) sum_k g_k", "a common hand-written slip"};
   static constexpr OpInfo info = detail::faulty_op(LogSoftmaxOp::info, "LogSoftmax (no softmax term)", "da = g");
-  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
+  template <Real T> static std::string invisible(std::span<const Tensor<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<LogSoftmaxNoSoftmaxTermFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       Matrix<T> d = bp.grad();
@@ -199,7 +137,7 @@ struct SigmoidDerivativeAsSFault {
                                      "da = g s instead of g s (1 - s)", "a common hand-written slip"};
   static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(SigmoidOp::info, "Sigmoid (derivative s)", "da = g s");
-  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
+  template <Real T> static std::string invisible(std::span<const Tensor<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<SigmoidDerivativeAsSFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       bp.accumulate(0, Matrix<T>(bp.grad().cwiseProduct(bp.result())));
@@ -215,8 +153,8 @@ struct ReluGradientEverywhereFault {
   static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(ReluOp::info, "Relu (passes x <= 0)", "da = g");
   /// Visible where an entry is < 0 (at 0 itself the kink guard takes over).
-  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
-    return (in[0].array() < T(0)).any() ? std::string() : "no entry of its operand is below 0";
+  template <Real T> static std::string invisible(std::span<const Tensor<T>> in, const Params<T>&) {
+    return (in[0].matrix().array() < T(0)).any() ? std::string() : "no entry of its operand is below 0";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<ReluGradientEverywhereFault>(in, p, std::move(label),
@@ -234,7 +172,7 @@ struct GeluTanhBackwardFault {
       "frameworks with both gelu variants"};
   static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(GeluOp::info, "Gelu (tanh backward)", "da = g gelu_tanh'(x)");
-  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
+  template <Real T> static std::string invisible(std::span<const Tensor<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<GeluTanhBackwardFault>(in, p, std::move(label), [](Backprop<T>& bp) {
       using std::sqrt;
@@ -258,7 +196,7 @@ struct DropoutFreshMaskFault {
                                      "pytorch#193671"};
   static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(DropoutOp::info, "Dropout (fresh mask)", "da = g * new mask");
-  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>& p) {
+  template <Real T> static std::string invisible(std::span<const Tensor<T>>, const Params<T>& p) {
     return p.number("p") > T(0) ? std::string() : "p = 0: no entry is dropped";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
@@ -284,7 +222,7 @@ struct FusedSilentZeroFault {
                                      "the VJP adds nothing (the logits' gradient stays 0)", "candle#3613"};
   static constexpr bool any_rank = true; ///< elementwise on the storage view (or adds nothing)
   static constexpr OpInfo info = detail::faulty_op(CrossEntropyOp::info, "CrossEntropy (no VJP)", "no VJP");
-  template <Real T> static std::string invisible(std::span<const Matrix<T>>, const Params<T>&) { return {}; }
+  template <Real T> static std::string invisible(std::span<const Tensor<T>>, const Params<T>&) { return {}; }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     return detail::record_fault<FusedSilentZeroFault>(in, p, std::move(label), [](Backprop<T>&) {});
   }
@@ -301,9 +239,10 @@ struct NaiveMaskedSoftmaxFault {
   static constexpr OpInfo info =
       detail::faulty_op(SoftmaxRowsOp::info, "SoftmaxRows (naive)", "exp(x - max) / sum, NaN on a masked row");
   /// Visible where a row is entirely -inf (elsewhere it is the right softmax).
-  template <Real T> static std::string invisible(std::span<const Matrix<T>> in, const Params<T>&) {
-    for (Eigen::Index i = 0; i < in[0].rows(); ++i)
-      if ((in[0].row(i).array() == -infinity<T>()).all()) return {};
+  template <Real T> static std::string invisible(std::span<const Tensor<T>> in, const Params<T>&) {
+    const Matrix<T>& a = in[0].matrix();
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+      if ((a.row(i).array() == -infinity<T>()).all()) return {};
     return "no row of its operand is entirely -inf (there it is the right softmax)";
   }
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
@@ -348,10 +287,12 @@ template <class... Faults> struct OpFaultList {
     return nullptr;
   }
 };
-using OpFaults =
-    OpFaultList<BiasGradientOneRowFault, MeanWrongCountFault, LayerNormConstantStatisticsFault,
-                LogSoftmaxNoSoftmaxTermFault, SigmoidDerivativeAsSFault, ReluGradientEverywhereFault,
-                GeluTanhBackwardFault, DropoutFreshMaskFault, FusedSilentZeroFault, NaiveMaskedSoftmaxFault>;
+using OpFaults = OpFaultList<BiasGradientOneRowFault, MeanWrongCountFault, LayerNormConstantStatisticsFault,
+                             LogSoftmaxNoSoftmaxTermFault, SigmoidDerivativeAsSFault, ReluGradientEverywhereFault,
+                             GeluTanhBackwardFault, DropoutFreshMaskFault, FusedSilentZeroFault,
+                             NaiveMaskedSoftmaxFault, EmbeddingWriteFault, BiasGradientFirstBatchFault,
+                             ExpandWriteFault, PermuteNotInvertedFault, SoftmaxWrongDimFault, TransposeAsReshapeFault,
+                             MatMulNoTransposeFault, TanhDerivativeFault, MulOwnOperandFault>;
 
 /// Where a fault can be injected into a graph: at node `node` (0-based among the nodes, named `name`), fault
 /// `fault`; `invisible` says why the slip changes nothing there at the graph's point, and is empty when it can.
@@ -371,16 +312,16 @@ template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) 
   std::vector<FaultSite> sites;
   for (std::size_t k = 0; k < graph.spec().nodes.size(); ++k) {
     const NodeSpec& n = graph.spec().nodes[k];
-    std::vector<Matrix<T>> operands;
+    std::vector<Tensor<T>> operands;
     std::vector<Shape> shapes;
     for (const std::string& arg : n.args) {
-      operands.push_back(all[graph.index_of(arg)].value());
+      operands.push_back(all[graph.index_of(arg)].tensor());
       shapes.push_back(all[graph.index_of(arg)].shape());
     }
     OpFaults::for_each([&]<class F>() {
       if (F::fault.op != n.info) return;
-      std::string why = detail::rank_refusal<F>(shapes, n.args);
-      if (why.empty()) why = F::invisible(std::span<const Matrix<T>>(operands), graph.node_params(k));
+      std::string why = detail::refusal<F>(shapes, n.args);
+      if (why.empty()) why = F::invisible(std::span<const Tensor<T>>(operands), graph.node_params(k));
       sites.push_back({&F::fault, k, n.name, std::move(why)});
     });
   }
