@@ -167,7 +167,7 @@ struct ReshapeOp {
       }
       if (sizes[k] < 1)
         throw ShapeError(what + ": size " + std::to_string(sizes[k]) + " in shape (sizes are >= 1, or one -1)");
-      known *= sizes[k];
+      known = saturating_product(known, sizes[k]); // a product past the Index range stays there: never == n
     }
     Shape out;
     for (std::size_t k = 0; k < sizes.size(); ++k)
