@@ -89,8 +89,7 @@ std::string describe(const AttentionConfig& c) {
 /// "FILE: ") and the input entry where the error is worst.
 std::string pair_name(const CheckResult& c, const std::string& file) {
   const std::string prefix = file + ": ";
-  return (c.graph.starts_with(prefix) ? c.graph.substr(prefix.size()) : c.graph) + " / " +
-         output_entry_name(c.worst_row, c.worst_col, c.input);
+  return (c.graph.starts_with(prefix) ? c.graph.substr(prefix.size()) : c.graph) + " / " + c.input + worst_entry(c);
 }
 
 struct Run {
@@ -174,6 +173,7 @@ int run_given_command(const CheckCommand& cmd, const CheckArgs& args, std::ostre
   const Precision claimed = parse_precision("--claimed-precision", cmd.claimed.empty() ? "double" : cmd.claimed);
   const unsigned reference = reference_digits_for(claimed, cmd.reference, "claimed");
   const GraphSpec spec = read_graph_file(cmd.file);
+  require_numeric_inputs(spec, "tapegrad check");
   const GradientSpec given = read_gradient_file(cmd.gradients);
   const CheckReport report = run_check_given(spec, given, claimed, args, reference);
   if (cmd.format == "json") {
@@ -251,7 +251,10 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   }
   args.shard = &shard;
   std::optional<GraphSpec> spec;
-  if (!cmd.file.empty()) spec = read_graph_file(cmd.file);
+  if (!cmd.file.empty()) {
+    spec = read_graph_file(cmd.file);
+    require_numeric_inputs(*spec, "tapegrad check");
+  }
   CheckReport report;
   for (const Run& run : runs)
     report.append(with_precision(run.engine, [&](auto type) {

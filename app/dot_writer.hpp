@@ -47,11 +47,12 @@ template <Real T> std::string tape_dot(Tape<T>& tape, const std::map<std::size_t
   out << "digraph tapegrad {\n  node [shape=box, fontname=\"monospace\"];\n";
   for (std::size_t i = 0; i < tape.size(); ++i) {
     const auto& n = tape.node(i);
-    std::string label =
-        tape.node_name(i) + "\n" + std::string(n.op->node) + " " + shape_string(n.value.rows(), n.value.cols());
+    std::string label = tape.node_name(i) + "\n" + std::string(n.op->node) + " " + shape_string(n.shape);
     if (i == marked) label += "\n" + mark;
-    if (values) label += "\nvalue\n" + format_matrix(n.value, 6);
-    if (grads) label += "\ngradient\n" + format_matrix(tape.grad(tape.var(i)), 6);
+    // A matrix as its rows; any other rank as its storage view, a row per run of the last dim in row-major order.
+    const std::string view = n.shape.rank() == 2 ? "" : " (" + shape_string(n.value.rows(), n.value.cols()) + " view)";
+    if (values) label += "\nvalue" + view + "\n" + format_matrix(n.value, 6);
+    if (grads) label += "\ngradient" + view + "\n" + format_matrix(tape.grad(tape.var(i)), 6);
     out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
     if (n.is_input())
       out << ", style=\"filled" << (i == marked ? ",dashed" : "") << "\", fillcolor=\"gray90\"";

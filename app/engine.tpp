@@ -83,6 +83,10 @@ template <Real T> CheckReport run_check_file(const GraphSpec& spec, const std::v
     report.append(std::move(r));
     record_output(tape, node, graph.inputs(), graph.names());
   }
+  // Each check of an input names its worst entry by the input's own index (the checks saw storage views).
+  for (CheckResult& c : report.checks)
+    for (const auto& [name, value] : spec.inputs)
+      if (c.node < 0 && c.input == name && c.shape.numel() == value.shape.numel()) set_shape(c, value.shape);
   // The saturation guard looks at every softmax of the graph as recorded in T.
   for (std::string& w : saturated_softmax_rows(tape, static_cast<T>(check_threshold<T, mpfr_real>(opt))))
     report.warnings.push_back(spec.file + ": " + w);

@@ -80,6 +80,7 @@ CheckReport run_check_given(const GraphSpec& spec, const GradientSpec& given, co
     report.checks.push_back(
         check_given_gradient(name, from_text<mpfr_real>(*given_of[k]), all[k].grad(), threshold, claimed.name));
     report.checks.back().graph = spec.file;
+    set_shape(report.checks.back(), spec.inputs[k].second.shape);
   }
   return report;
 }

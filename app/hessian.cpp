@@ -13,15 +13,12 @@ namespace tapegrad::app {
 
 CheckReport check_hessian_reference(const FileGraph<mpfr_real>& graph, const Matrix<mpfr_real>& engine,
                                     const std::string& engine_tol, const std::string& engine_name) {
-  std::vector<Eigen::Index> rows, cols;
-  for (const Matrix<mpfr_real>& m : graph.inputs()) {
-    rows.push_back(m.rows());
-    cols.push_back(m.cols());
-  }
+  std::vector<Shape> shapes; // the inputs' own, so the worst pair is named by their indices
+  for (const auto& [name, value] : graph.spec().inputs)
+    shapes.push_back(value.shape);
   CheckReport report;
   report.append(compare_hessians<mpfr_real>(engine, hessian_reference(graph, graph.inputs(), graph.names()),
-                                            from_decimal<mpfr_real>(engine_tol), engine_name, graph.names(), rows,
-                                            cols),
+                                            from_decimal<mpfr_real>(engine_tol), engine_name, graph.names(), shapes),
                 graph.spec().file);
   return report;
 }

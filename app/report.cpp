@@ -48,10 +48,9 @@ void print_line(std::ostream& out, const CheckResult& c) {
   const bool given = c.kind == CheckKind::given_vs_reference;
   out << "    " << (c.passed ? "pass" : "FAIL") << "  " << std::left << std::setw(40) << c.name << std::setw(16)
       << c.input << " rel " << c.max_rel_error << (c.passed ? " <= " : " >  ") << c.threshold << "  ("
-      << (given ? digits_text(c) + "; " : "") << "abs " << c.max_abs_error << " at (" << c.worst_row << ", "
-      << c.worst_col << "): reference " << shorten(c.numeric, given ? 40 : 20) << ", "
-      << (given ? "given " : "checked ") << shorten(c.analytic, given ? 40 : 20) << "; step " << c.step
-      << (c.note.empty() ? "" : "; " + c.note) << ")\n";
+      << (given ? digits_text(c) + "; " : "") << "abs " << c.max_abs_error << " at " << worst_entry(c) << ": reference "
+      << shorten(c.numeric, given ? 40 : 20) << ", " << (given ? "given " : "checked ")
+      << shorten(c.analytic, given ? 40 : 20) << "; step " << c.step << (c.note.empty() ? "" : "; " + c.note) << ")\n";
 }
 
 } // namespace
@@ -70,7 +69,8 @@ nlohmann::json check_json(const CheckResult& c) {
           {"max_rel_error", c.max_rel_error},
           {"abs_error", number(c.abs_error)},
           {"rel_error", number(c.rel_error)},
-          {"worst_index", {c.worst_row, c.worst_col}},
+          {"worst_index", worst_index(c)},
+          {"shape", std::vector<Eigen::Index>(c.shape.begin(), c.shape.end())},
           {"numeric", c.numeric},
           {"analytic", c.analytic},
           {"step", c.step},
@@ -99,8 +99,21 @@ CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
     c.max_rel_error = j.at("max_rel_error").get<std::string>();
     c.abs_error = number_of(j.at("abs_error"));
     c.rel_error = number_of(j.at("rel_error"));
-    c.worst_row = j.at("worst_index").at(0).get<long>();
-    c.worst_col = j.at("worst_index").at(1).get<long>();
+    const auto index = j.at("worst_index").get<std::vector<Eigen::Index>>();
+    const auto sizes = j.at("shape").get<std::vector<Eigen::Index>>();
+    if (index.size() != sizes.size() || sizes.size() > max_rank)
+      throw UsageError(where + ": a check's worst_index " + j.at("worst_index").dump() + " does not index its shape " +
+                       j.at("shape").dump());
+    Eigen::Index flat = 0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      if (sizes[k] < 1 || index[k] < 0 || index[k] >= sizes[k])
+        throw UsageError(where + ": a check's worst_index " + j.at("worst_index").dump() + " is outside its shape " +
+                         j.at("shape").dump());
+      flat = flat * sizes[k] + index[k];
+    }
+    c.shape = Shape(std::span<const Eigen::Index>(sizes));
+    c.worst_row = flat / c.shape.cols();
+    c.worst_col = flat % c.shape.cols();
     c.numeric = j.at("numeric").get<std::string>();
     c.analytic = j.at("analytic").get<std::string>();
     c.step = j.at("step").get<std::string>();

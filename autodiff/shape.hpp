@@ -132,6 +132,14 @@ inline std::string index_string(std::span<const Eigen::Index> index) {
   return out + ")";
 }
 
+/// "[2, 0, 1]": a list of dims or sizes as messages show it (a parameter's list as the file writes it).
+template <class I> std::string list_string(const std::vector<I>& v) {
+  std::string out;
+  for (const I& x : v)
+    out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return "[" + out + "]";
+}
+
 /// The multi-index of the entry at row-major position `flat` of a tensor of shape s.
 inline std::vector<Eigen::Index> unravel(const Shape& s, Eigen::Index flat) {
   std::vector<Eigen::Index> index(s.rank());

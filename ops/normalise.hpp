@@ -184,13 +184,9 @@ template <class A, Real T> Shape normalise_shape(std::string_view op, std::span<
       throw ShapeError(what + ": normalized_shape has " + std::to_string(n.size()) + " sizes but " + a.name() + " is " +
                        shape_string(s) + " (rank " + std::to_string(s.rank()) + ")");
     for (std::size_t k = 0; k < n.size(); ++k) {
-      if (n[k] != s[s.rank() - n.size() + k]) {
-        std::string list;
-        for (long x : n)
-          list += (list.empty() ? "" : ", ") + std::to_string(x);
-        throw ShapeError(what + ": normalized_shape [" + list + "] is not the last sizes of " + a.name() + ", " +
-                         shape_string(s));
-      }
+      if (n[k] != s[s.rank() - n.size() + k])
+        throw ShapeError(what + ": normalized_shape " + list_string(n) + " is not the last sizes of " + a.name() +
+                         ", " + shape_string(s));
       normalized.push_back(n[k]);
     }
   } else

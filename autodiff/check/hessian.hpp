@@ -25,15 +25,14 @@
 
 namespace tapegrad {
 
-/// Where entry `index` of the flattened inputs is: "Wq(0, 1)".
-inline std::string flat_entry_name(const std::vector<std::string>& names, const std::vector<Eigen::Index>& rows,
-                                   const std::vector<Eigen::Index>& cols, Eigen::Index index) {
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    const Eigen::Index size = rows[k] * cols[k];
-    if (index < size)
-      return (k < names.size() ? names[k] : "in" + std::to_string(k)) + "(" + std::to_string(index / cols[k]) + ", " +
-             std::to_string(index % cols[k]) + ")";
-    index -= size;
+/// Where entry `index` of the flattened inputs (of `shapes`, each row-major) is, by the input's own index:
+/// "Wq(0, 1)", "X(1, 2, 3)", "s()".
+inline std::string flat_entry_name(const std::vector<std::string>& names, const std::vector<Shape>& shapes,
+                                   Eigen::Index index) {
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    if (index < shapes[k].numel())
+      return (k < names.size() ? names[k] : "in" + std::to_string(k)) + entry_string(shapes[k], index);
+    index -= shapes[k].numel();
   }
   return "?";
 }
@@ -178,12 +177,12 @@ template <Real R, class F> HessianReference<R> hessian_reference(const F& f, con
 /// plus the stencil's, 1000 eps_R^(6/7)), and R's two against each other (the same budget, at most a double
 /// engine's: independent of a coarse engine), these two passing also
 /// within the stencil's noise at the gradient's scale (HessianReference::noise). Errors are relative to
-/// the largest entry; each note names the worst entry's pair of input entries (`names`, `rows`, `cols`: the
-/// inputs, in order).
-template <Real R>
-CheckReport compare_hessians(const Matrix<R>& engine, const HessianReference<R>& ref, const R& engine_tol,
-                             const std::string& engine_name, const std::vector<std::string>& names,
-                             const std::vector<Eigen::Index>& rows, const std::vector<Eigen::Index>& cols) {
+/// the largest entry; each note names the worst entry's pair of input entries (`names`, `shapes`: the inputs, in
+/// order).
+template <Real R> CheckReport compare_hessians(const Matrix<R>& engine, const HessianReference<R>& ref,
+                                               const R& engine_tol, const std::string& engine_name,
+                                               const std::vector<std::string>& names,
+                                               const std::vector<Shape>& shapes) {
   const R exact_budget = engine_tol + engine_tolerance<R>();
   const R stencil_budget = engine_tol + reference_tolerance<R>();
   // R's two need agree only as far as the engine is judged (a steep graph puts the stencil's error far above
@@ -196,8 +195,8 @@ CheckReport compare_hessians(const Matrix<R>& engine, const HessianReference<R>&
   const std::string step = "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3) + " (times max(1, |x|))";
   const auto named = [&](CheckResult c) {
     c.engine_precision = engine_name;
-    c.note = "worst at d2 / d " + flat_entry_name(names, rows, cols, c.worst_row) + " d " +
-             flat_entry_name(names, rows, cols, c.worst_col) + (c.note.empty() ? "" : "; " + c.note);
+    c.note = "worst at d2 / d " + flat_entry_name(names, shapes, c.worst_row) + " d " +
+             flat_entry_name(names, shapes, c.worst_col) + (c.note.empty() ? "" : "; " + c.note);
     return c;
   };
   CheckReport report;
@@ -229,14 +228,13 @@ template <Real T, Real R, class F> CheckReport check_hessian(const F& f, const s
   if constexpr (runtime_precision<R>)
     if (reference_digits > 0) digits.emplace(reference_digits);
   std::vector<Matrix<R>> x;
-  std::vector<Eigen::Index> rows, cols;
+  std::vector<Shape> shapes;
   for (const Matrix<T>& m : inputs) {
     x.push_back(convert<R>(m));
-    rows.push_back(m.rows());
-    cols.push_back(m.cols());
+    shapes.push_back(Shape{m.rows(), m.cols()});
   }
   return compare_hessians<R>(convert<R>(engine), hessian_reference(f, x, names), exact_convert<R>(engine_tol),
-                             engine_name, names, rows, cols);
+                             engine_name, names, shapes);
 }
 
 } // namespace tapegrad

@@ -49,9 +49,6 @@ template <Real T> Matrix<T> jacobian(Tape<T>& tape, const Var<T>& out, const Var
 inline std::string output_entry_name(const Shape& shape, Eigen::Index flat, const std::string& output = "out") {
   return output + entry_string(shape, flat);
 }
-inline std::string output_entry_name(Eigen::Index i, Eigen::Index j, const std::string& output = "out") {
-  return output + "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
-}
 
 /// The check of a graph `f` whose output may have any shape: for each output entry, the graph followed by the
 /// selection of that entry (reshape to one dim, select: whose backward is f's, seeded with the entry's unit tensor)

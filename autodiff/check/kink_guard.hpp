@@ -84,8 +84,9 @@ template <Real T> std::string kink_warning(const Tape<T>& tape, std::size_t i, s
                                            const T& reach) {
   const auto& node = tape.node(i);
   const auto [r, c] = near.front();
-  return "kink: " + tape.node_name(i) + " (" + std::string(node.op->node) + "): entry (" + std::to_string(r) + ", " +
-         std::to_string(c) + ") of its operand " + tape.node_name(node.parents[operand]) + " is " +
+  const Shape& shape = tape.node(node.parents[operand]).shape; // named by its own index: (1, 2, 3) in a 2x3x4
+  return "kink: " + tape.node_name(i) + " (" + std::string(node.op->node) + "): entry " +
+         entry_string(shape, r * x.cols() + c) + " of its operand " + tape.node_name(node.parents[operand]) + " is " +
          to_string(x(r, c), 3) +
          (near.size() > 1 ? " (and " + std::to_string(near.size() - 1) + " more entries)" : "") + ", within " +
          to_string(reach, 3) + " of " +

@@ -150,6 +150,7 @@ template <Real T, Real R> CheckReport node_check(const Tape<T>& tape, const Tape
           threshold, "h6 = " + to_string(default_step<R>(Stencil::sixth_order), 3), floor, near));
       report.checks.back().node = static_cast<long>(i);
       report.checks.back().node_name = tape.node_name(i);
+      set_shape(report.checks.back(), tape.node(node.parents[k]).shape); // the operand's own entries
     }
   }
   return report;

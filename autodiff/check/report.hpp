@@ -3,7 +3,9 @@
 // a report (CheckReport) and how a check splits into shards. Rendering lives in one place (app/report.cpp).
 
 #include "../real.hpp"
+#include "../shape.hpp"
 
+#include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -118,10 +120,13 @@ struct CheckResult {
   double abs_error = 0, rel_error = 0;      ///< the same errors as numbers (NaN stays NaN)
   double threshold_value = 0;               ///< the threshold as a number
   double ratio = 0; ///< rel / threshold, computed in the reference's precision (tiny thresholds stay exact)
-  long worst_row = 0, worst_col = 0; ///< where the error is largest
-  std::string numeric, analytic;     ///< the reference and the checked value there
-  std::string step;                  ///< the finite-difference step ("none" for dual numbers)
-  std::string threshold;             ///< fixed before the run
+  long worst_row = 0, worst_col = 0; ///< where the error is largest, in the storage view of `shape`
+  /// The shape of the values compared: the matrices' rows x cols (compare() sets it), or the tensor's they are the
+  /// storage view of, where the caller knows it (set_shape), so that reports name the worst entry by its own index.
+  Shape shape{1, 1};
+  std::string numeric, analytic; ///< the reference and the checked value there
+  std::string step;              ///< the finite-difference step ("none" for dual numbers)
+  std::string threshold;         ///< fixed before the run
   bool passed = false;
   std::string note;     ///< e.g. "weaker: random projections"
   std::size_t task = 0; ///< the unit of work it came from (see Shard): orders a merge of partial reports
@@ -130,6 +135,22 @@ struct CheckResult {
   long node = -1;
   std::string node_name;
 };
+
+/// The worst entry's index in the compared values' own shape: (1, 2, 3) in a 2x3x4 input, () in a rank-0 one.
+inline std::vector<Eigen::Index> worst_index(const CheckResult& c) {
+  return unravel(c.shape, c.worst_row * c.shape.cols() + c.worst_col);
+}
+inline std::string worst_entry(const CheckResult& c) { return index_string(worst_index(c)); }
+
+/// Gives c the shape `s` of the tensor its matrices were the storage view of (as many entries), the worst entry
+/// kept.
+inline void set_shape(CheckResult& c, const Shape& s) {
+  assert(s.numel() == c.shape.numel() && "set_shape: the same entries");
+  const long flat = c.worst_row * c.shape.cols() + c.worst_col;
+  c.shape = s;
+  c.worst_row = flat / s.cols();
+  c.worst_col = flat % s.cols();
+}
 
 /// How many decimal digits of the checked gradient are right, from the check's relative error (relative to
 /// the reference's largest entry): -log10(rel), infinity when it is exact, NaN when the error is NaN.

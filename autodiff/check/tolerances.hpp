@@ -78,6 +78,7 @@ CheckResult compare(CheckKind kind, std::string other, std::string input, const 
   r.step = std::move(step);
   r.threshold = to_string(threshold, 3);
   r.threshold_value = to_double(threshold);
+  r.shape = Shape{reference.rows(), reference.cols()};
   R worst(-1), scale(0);
   std::size_t count = 0;
   for (Eigen::Index i = 0; i < reference.rows(); ++i)
@@ -103,8 +104,8 @@ CheckResult compare(CheckKind kind, std::string other, std::string input, const 
   r.ratio = threshold > R(0) ? to_double(R(rel / threshold)) : to_double(rel);
   r.passed = rel <= threshold; // false for NaN
   if (is_nan(reference(r.worst_row, r.worst_col)))
-    r.note = "the reference is NaN at (" + std::to_string(r.worst_row) + ", " + std::to_string(r.worst_col) +
-             "): a finite-difference point fell outside an op's domain (log of an entry <= 0?) or the graph is not "
+    r.note = "the reference is NaN there: a finite-difference point fell outside an op's domain (log of an entry <= "
+             "0?) or the graph is not "
              "finite there; check a point farther from the domain's edge";
   if (count == 0)
     r.note = "nothing judged: every coordinate was left out (within a kink's reach), so no error and no worst entry";

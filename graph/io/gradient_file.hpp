@@ -52,7 +52,7 @@ inline GradientSpec parse_gradient_file(const std::string& text, const std::stri
     reader.fail("gradients", "the gradient of '" + gradients->duplicate_key + "' is given twice");
   if (gradients->members.empty()) reader.fail("gradients", "no gradient is given");
   for (const auto& [name, value] : gradients->members)
-    spec.gradients.emplace_back(name, reader.tensor(value, "gradient of '" + name + "'", true));
+    spec.gradients.emplace_back(name, reader.tensor(value, "gradient of '" + name + "'"));
   return spec;
 }
 

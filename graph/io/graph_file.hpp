@@ -6,7 +6,8 @@
 //
 // Entries are JSON numbers or strings, read as the EXACT decimal they spell (nlohmann-json's SAX interface
 // hands over each number's original text) and rounded once into the target precision; strings may be
-// "inf", "-inf" or "nan" (a NaN input is refused). Names are unique; a node uses inputs and earlier nodes.
+// "inf", "-inf" or "nan" (graph-format-v3: `grad` computes through a NaN; the commands that check gradients
+// refuse one, require_numeric_inputs). Names are unique; a node uses inputs and earlier nodes.
 // This header parses and validates everything that does not depend on values; graph_build.hpp records the
 // graph on a tape. Every problem is a GraphFileError naming the file, the node and the problem.
 
@@ -89,6 +90,24 @@ struct GraphSpec {
   std::string output;
 };
 
+/// For the commands that check gradients (check, bugs, dot --check): a UsageError naming the first input or real
+/// constant entry that is NaN. The format allows one (`grad` computes through it), but no gradient can be checked
+/// at a point that is not a number: every difference quotient there is NaN.
+inline void require_numeric_inputs(const GraphSpec& spec, std::string_view command) {
+  const auto refuse = [&](const std::string& what, const TensorText& t) {
+    for (std::size_t e = 0; e < t.entries.size(); ++e)
+      if (t.entries[e] == "nan")
+        throw UsageError(std::string(command) + ": " + what + " entry " +
+                         entry_string(t.shape, static_cast<Eigen::Index>(e)) + " of " + spec.file +
+                         " is NaN: no gradient can be checked at a point that is not a number (tapegrad grad "
+                         "computes through it)");
+  };
+  for (const auto& [name, value] : spec.inputs)
+    refuse("input '" + name + "'", value);
+  for (const ConstantSpec& c : spec.constants)
+    if (c.dtype == ConstantSpec::Dtype::real) refuse("constant '" + c.name + "'", c.value);
+}
+
 /// "matmul, transpose, ...": the ops graph files take, for messages.
 inline std::string graph_file_op_list() {
   std::string list;
@@ -115,10 +134,9 @@ public:
     throw GraphFileError(file_ + ": " + (where.empty() ? "" : where + ": ") + problem);
   }
 
-  /// A tensor: a number or decimal string (rank 0), or a list of k equal-shaped tensors (rank + 1), at most
-  /// max_rank deep, no list empty. NaN is refused unless `nan_allowed` (a gradient file may hold one: the check
-  /// then fails on it).
-  TensorText tensor(const JsonNode& v, const std::string& where, bool nan_allowed = false,
+  /// A tensor: a number or decimal string (rank 0; "inf", "-inf" and "nan" as strings), or a list of k
+  /// equal-shaped tensors (rank + 1), at most max_rank deep, no list empty.
+  TensorText tensor(const JsonNode& v, const std::string& where,
                     ConstantSpec::Dtype dtype = ConstantSpec::Dtype::real) const {
     TensorText t;
     for (const JsonNode* n = &v; n->kind == JsonNode::Kind::array; n = &n->items[0]) {
@@ -130,12 +148,12 @@ public:
       t.shape.push_back(static_cast<Eigen::Index>(n->items.size()));
     }
     std::vector<Eigen::Index> index;
-    entries(v, where, nan_allowed, dtype, t, index);
+    entries(v, where, dtype, t, index);
     return t;
   }
 
 private:
-  void entries(const JsonNode& v, const std::string& where, bool nan_allowed, ConstantSpec::Dtype dtype, TensorText& t,
+  void entries(const JsonNode& v, const std::string& where, ConstantSpec::Dtype dtype, TensorText& t,
                std::vector<Eigen::Index>& index) const {
     const std::size_t depth = index.size();
     if (depth < t.shape.rank()) {
@@ -148,7 +166,7 @@ private:
                      " entries but the first at its depth has " + std::to_string(t.shape[depth]));
       for (std::size_t i = 0; i < v.items.size(); ++i) {
         index.push_back(static_cast<Eigen::Index>(i));
-        entries(v.items[i], where, nan_allowed, dtype, t, index);
+        entries(v.items[i], where, dtype, t, index);
         index.pop_back();
       }
       return;
@@ -175,8 +193,6 @@ private:
     } else if (v.kind != JsonNode::Kind::number && v.kind != JsonNode::Kind::integer) {
       fail(entry, std::string("an entry is a number or a decimal string, not ") + kind_name(v.kind));
     }
-    if (v.text == "nan" && !nan_allowed)
-      fail(entry, "NaN input: a graph's inputs must be numbers (inf and -inf are allowed)");
     t.entries.push_back(v.text);
   }
 
@@ -275,7 +291,7 @@ private:
         c.dtype = ConstantSpec::Dtype::boolean;
       else
         fail(where, "\"dtype\" must be \"real\", \"int\" or \"bool\"");
-      c.value = tensor(*tensor_value, where, false, c.dtype);
+      c.value = tensor(*tensor_value, where, c.dtype);
       if (c.dtype == ConstantSpec::Dtype::integer)
         for (std::size_t e = 0; e < c.value.entries.size(); ++e)
           try {

@@ -17,14 +17,6 @@ namespace tapegrad {
 namespace detail {
 /// Where these faults are defined, as their descriptors say.
 inline constexpr std::string_view tensor_fault_file = "../graph/verification/tensor_op_faults.hpp";
-
-/// "[2, 0, 1]": a list of dims or sizes as messages show it.
-template <class I> std::string list_string(const std::vector<I>& v) {
-  std::string out;
-  for (const I& x : v)
-    out += (out.empty() ? "" : ", ") + std::to_string(x);
-  return "[" + out + "]";
-}
 } // namespace detail
 
 /// embedding's VJP ASSIGNS each looked-up row's gradient instead of adding it: a token that occurs twice keeps
@@ -150,7 +142,7 @@ struct PermuteNotInvertedFault {
       same = same && right[static_cast<std::size_t>(o)] == s;
     });
     if (!same) return {};
-    return "dims " + detail::list_string(dims) + " on " + shape_string(in[0].shape()) +
+    return "dims " + list_string(dims) + " on " + shape_string(in[0].shape()) +
            ": applying them reads the gradient as their inverse does (a swap is its own inverse; so is any order of "
            "dims of size 1)";
   }

@@ -35,10 +35,21 @@ const std::string graph = temp_file("graph.json", R"({
             {"name": "J", "op": "sum", "args": ["A"]}],
   "output": "J"})");
 
-/// `tapegrad grad graph --precision p --format json`, parsed.
-nlohmann::json grad_json(const std::string& precision) {
+// Tensors of rank 3, 1 and 0: J = sum(tanh(X + b) s).
+const std::string tensor_graph = temp_file("tensor_graph.json", R"({
+  "inputs": {"X": [[[0.5, -1, 0.25, 2], [1.5, -0.75, 0, 1], [-2, 0.125, 1, -0.5]],
+                   [[1, 0.5, -1.25, 0.75], [-0.25, 2, 1.5, -1], [0.375, -1.5, 0.5, 1.25]]],
+             "b": [0.1, -0.2, 0.3, -0.4], "s": "1.5"},
+  "nodes": [{"name": "Y", "op": "add", "args": ["X", "b"]},
+            {"name": "H", "op": "tanh", "args": ["Y"]},
+            {"name": "M", "op": "mul", "args": ["H", "s"]},
+            {"name": "J", "op": "sum", "args": ["M"]}],
+  "output": "J"})");
+
+/// `tapegrad grad file --precision p --format json`, parsed.
+nlohmann::json grad_json(const std::string& precision, const std::string& file = graph) {
   GradCommand g;
-  g.file = graph;
+  g.file = file;
   g.precision = precision;
   g.format = "json";
   std::ostringstream out;
@@ -50,16 +61,17 @@ struct Run {
   int rc;
   nlohmann::json report;
 };
-Run check_given(const nlohmann::json& gradients, const std::string& claimed, const std::string& name) {
+Run check_given(const nlohmann::json& gradients, const std::string& claimed, const std::string& name,
+                const std::string& file = graph, const std::string& format = "json") {
   CheckCommand cmd;
-  cmd.file = graph;
+  cmd.file = file;
   cmd.gradients = temp_file(name, gradients.dump());
   cmd.claimed = claimed;
-  cmd.format = "json";
+  cmd.format = format;
   cmd.quiet = true;
   std::ostringstream out;
   const int rc = run_check_command(cmd, out);
-  return {rc, nlohmann::json::parse(out.str())};
+  return {rc, format == "json" ? nlohmann::json::parse(out.str()) : nlohmann::json(out.str())};
 }
 
 /// The given-gradient checks of a report, by input.
@@ -254,4 +266,30 @@ TEST_CASE("--gradients: a value near 0 is judged by its absolute error (0.1 + 0.
   cmd.gradients = temp_file("cancel_wrong.json", wrong.dump());
   std::ostringstream out2;
   CHECK(run_check_command(cmd, out2) == 1);
+}
+
+TEST_CASE("--gradients on tensors: the coordinate off is named by its own index, in JSON and in text") {
+  nlohmann::json g = grad_json("double", tensor_graph);
+  nlohmann::json& entry = g["gradients"]["X"][1][2][3];
+  const double moved = std::stod(entry.get<std::string>()) * (1 + 1e-6);
+  std::ostringstream text;
+  text.precision(17);
+  text << moved;
+  entry = text.str();
+  const Run run = check_given(g, "double", "off3.json", tensor_graph);
+  CHECK(run.rc == 1);
+  const auto given = given_checks(run.report);
+  const nlohmann::json& x = given.at("X");
+  CHECK(x.at("passed") == false);
+  CHECK(x.at("worst_index") == nlohmann::json::array({1, 2, 3}));
+  CHECK(x.at("shape") == nlohmann::json::array({2, 3, 4}));
+  CHECK(given.at("b").at("passed") == true);
+  CHECK(given.at("b").at("shape") == nlohmann::json::array({4}));
+  CHECK(given.at("s").at("worst_index") == nlohmann::json::array()); // rank 0: no index
+  CHECK(given.at("s").at("shape") == nlohmann::json::array());
+  // The text names the entry as X[1][2][3] is written.
+  const Run as_text = check_given(g, "double", "off3_text.json", tensor_graph, "text");
+  const std::string out = as_text.report.get<std::string>();
+  CAPTURE(out);
+  CHECK(out.find("at (1, 2, 3): reference") != std::string::npos);
 }

@@ -192,13 +192,17 @@ TEST_CASE("hessian: inputs flattened in order, each row-major, forward over reve
         }
   const Matrix<double> H = hessian<double>(Flattening{}, in, names),
                        FF = hessian_forward<double>(Flattening{}, in, names);
+  const std::vector<Shape> shapes(3, Shape{2, 2});
   for (Eigen::Index k = 0; k < 12; ++k)
     for (Eigen::Index l = 0; l < 12; ++l) {
-      INFO(flat_entry_name(names, {2, 2, 2}, {2, 2, 2}, k) << ", " << flat_entry_name(names, {2, 2, 2}, {2, 2, 2}, l));
+      INFO(flat_entry_name(names, shapes, k) << ", " << flat_entry_name(names, shapes, l));
       CHECK(H(k, l) == expected(k, l));
       CHECK(FF(k, l) == expected(k, l));
     }
-  CHECK(flat_entry_name(names, {2, 2, 2}, {2, 2, 2}, 6) == "Y(1, 0)");
+  CHECK(flat_entry_name(names, shapes, 6) == "Y(1, 0)");
+  // Tensors by their own index: entry 7 of a 2x3x4 is (0, 1, 3); the rank-0 input after it is s().
+  CHECK(flat_entry_name({"X", "s"}, {Shape{2, 3, 4}, Shape{}}, 7) == "X(0, 1, 3)");
+  CHECK(flat_entry_name({"X", "s"}, {Shape{2, 3, 4}, Shape{}}, 24) == "s()");
 }
 
 TEST_CASE("hessian_differences: a point outside an op's domain gives NaN there, a coordinate at -inf is a constant") {

@@ -37,6 +37,16 @@ TEST_CASE("kink guard: an operand entry within the reach of the differences is n
   CHECK(kink_warnings(KinkCase(0).tape, reach).size() == 1); // on the kink itself
 }
 
+TEST_CASE("kink guard: an entry of a tensor is named by its own index") {
+  Tape<double> tape;
+  Tensor<double> x = Tensor<double>::constant(Shape{2, 3, 4}, 0.5);
+  x.at({1, 2, 1}) = 0; // storage row 5, column 1
+  relu(tape.input(x, "x"), "r");
+  const std::vector<std::string> w = kink_warnings(tape, kink_reach<double>());
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("kink: r (Relu): entry (1, 2, 1) of its operand x is 0") == 0);
+}
+
 TEST_CASE("kink guard: the per-node check does not judge the coordinates at a kink, and judges the others") {
   KinkCase at(0);
   const CheckReport r = node_check(at.tape, at.reference, 1, fd_threshold<double, float50>());
