@@ -12,12 +12,21 @@
 // the node's shape in the same view. An op records its result's shape with it; an op that records a bare
 // matrix (a user's own op written for matrices) takes rank-2 operands only, so it never reads a tensor's
 // storage view as if it were a matrix.
+//
+// What is not the sweep lives beside it: Var (var.hpp), what a VJP is handed (backprop.hpp), the options
+// (tape_options.hpp), anomaly mode's checks (anomaly.hpp, called at two hooks: a value recorded, a VJP run),
+// the bytes a value holds (storage_bytes.hpp). Fault injection is one hook, Tape::assigns(). The sweep itself
+// is Tape::backward(out, seed) below, with begin_sweep() before it and merge_adjoints() after.
 
-#include "dual.hpp"
+#include "anomaly.hpp"
+#include "backprop.hpp"
 #include "error.hpp"
 #include "op.hpp"
 #include "real.hpp"
+#include "storage_bytes.hpp"
+#include "tape_options.hpp"
 #include "tensor.hpp"
+#include "var.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -27,8 +36,6 @@
 #include <deque>
 #include <functional>
 #include <initializer_list>
-#include <limits>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,110 +43,6 @@
 #include <vector>
 
 namespace tapegrad {
-
-template <Real T> class Tape;
-
-/// A handle to one node of a tape: {tape, index, generation}. Cheap to copy. Using a Var after its tape was
-/// cleared, or with another tape, is an error (UsageError), not undefined behaviour.
-template <Real T> class Var {
-public:
-  Var() = default;
-
-  Tape<T>& tape() const {
-    check();
-    return *tape_;
-  }
-  std::size_t index() const { return index_; }
-  bool valid() const { return tape_ != nullptr; }
-
-  /// The value's entries in their storage view (a matrix for rank 2: the matrix itself).
-  const Matrix<T>& value() const { return tape().value(*this); }
-  /// d(output)/d(this node) summed over every backward run since the last zero_grad; zeros if unreached. In the
-  /// storage view, like value().
-  const Matrix<T>& grad() const { return tape().grad(*this); }
-  /// The value's shape, rank 0 to 8.
-  const Shape& shape() const { return tape().shape(*this); }
-  std::size_t rank() const { return shape().rank(); }
-  /// The value as a tensor (a copy), and its gradient.
-  Tensor<T> tensor() const { return Tensor<T>(shape(), value()); }
-  Tensor<T> grad_tensor() const { return Tensor<T>(shape(), grad()); }
-  /// The storage view's rows and columns (a matrix's own).
-  Eigen::Index rows() const { return value().rows(); }
-  Eigen::Index cols() const { return value().cols(); }
-  const std::string& label() const { return tape().label(*this); }
-  /// The label, or "node 7 (MatMul)" when the node has none: what error messages and listings show.
-  std::string name() const { return tape().name(*this); }
-  /// "Q (3x4)", "X (2x3x4)"
-  std::string described() const { return name() + " (" + shape_string(shape()) + ")"; }
-
-private:
-  friend class Tape<T>;
-  Var(Tape<T>* tape, std::size_t index, std::uint64_t generation)
-      : tape_(tape), index_(index), generation_(generation) {}
-  void check() const {
-    if (tape_ == nullptr) throw UsageError("tapegrad: a default-constructed Var is not on any tape");
-  }
-
-  Tape<T>* tape_ = nullptr;
-  std::size_t index_ = 0;
-  std::uint64_t generation_ = 0;
-};
-
-/// What a VJP sees while the tape sweeps backwards through its node.
-template <Real T> class Backprop {
-public:
-  /// The adjoint of this node's result (d output / d result), same shape as the result.
-  const Matrix<T>& grad() const { return tape_.sweep_adjoint(node_); }
-  /// The forward value of this node.
-  const Matrix<T>& result() const { return tape_.node_value(node_); }
-  /// The forward value of parent k (in the order the op passed its parents).
-  const Matrix<T>& input(std::size_t k) const { return tape_.node_value(tape_.parent(node_, k)); }
-  /// The shapes of parent k and of this node's result (values and adjoints are in their storage views).
-  const Shape& input_shape(std::size_t k) const { return tape_.node(tape_.parent(node_, k)).shape; }
-  const Shape& result_shape() const { return tape_.node(node_).shape; }
-  /// Adds `contribution` into the adjoint of parent k. A VJP only ever adds.
-  template <class Expr> void accumulate(std::size_t k, const Expr& contribution) {
-    tape_.accumulate(tape_.parent(node_, k), contribution);
-  }
-  /// The same for a contribution that is not one Eigen expression: `fill(Matrix<T>& out)` writes the whole
-  /// contribution into `out` (already shaped like parent k, contents unspecified). When parent k has no
-  /// adjoint yet, `out` IS that adjoint, so nothing is allocated or copied; otherwise it is the tape's
-  /// scratch matrix, added afterwards.
-  template <class Fill> void accumulate_with(std::size_t k, Fill&& fill) {
-    tape_.accumulate_with(tape_.parent(node_, k), std::forward<Fill>(fill));
-  }
-  /// The tape's work matrix (see Tape::work(): every use overwrites it), for a VJP's temporaries; never the
-  /// matrix accumulate_with fills.
-  Matrix<T>& work() { return tape_.work(); }
-
-private:
-  friend class Tape<T>;
-  Backprop(Tape<T>& tape, std::size_t node) : tape_(tape), node_(node) {}
-  Tape<T>& tape_;
-  std::size_t node_;
-};
-
-/// Options of a tape.
-struct TapeOptions {
-  /// backward() on a tape still holding gradients from an earlier backward (no zero_grad() between) adds to
-  /// them, which is rarely meant (stale gradients: everything doubles). By default that logs a warning
-  /// (spdlog); with this set it throws UsageError instead.
-  bool stale_gradients_are_errors = false;
-  /// FAULT INJECTION, for demonstrations only (`tapegrad bugs`): every VJP ASSIGNS into its parents' adjoints
-  /// instead of adding, so a value used by several nodes keeps only the last contribution.
-  bool inject_overwrite_fault = false;
-  /// FAULT INJECTION, the same for one node only (`tapegrad bugs FILE`): the VJPs ASSIGN into the adjoint of the
-  /// node at this tape index, add into every other. Off (the default) when no node has this index.
-  std::size_t overwrite_fault_node = std::numeric_limits<std::size_t>::max();
-  /// Anomaly mode: every value is checked as it is recorded and every gradient as a VJP makes it; the first
-  /// NaN or infinity throws AnomalyError naming the node (op, label, shape), its parents and the coordinate.
-  /// -inf is allowed only in values of nodes recorded as masks (their -inf is the point). Off by default;
-  /// when off it costs one test of this flag per node.
-  bool detect_anomaly = false;
-  /// The most entries one value may hold (the default, 2^26, is 512 MiB of doubles). A larger value (a
-  /// product of long vectors, say) is refused with LimitError before anything is allocated.
-  std::size_t max_entries = std::size_t{1} << 26;
-};
 
 template <Real T> class Tape {
 public:
@@ -246,7 +149,7 @@ public:
     const Var<T> v = push(&Op::info, parents, std::move(value), std::move(vjp), replay, std::move(label));
     nodes_[v.index_].shape = shape;
     nodes_[v.index_].params = std::move(params);
-    if (options_.detect_anomaly) check_value(v.index_);
+    if (options_.detect_anomaly) anomaly::check_value(*this, v.index_);
     return v;
   }
 
@@ -339,19 +242,11 @@ public:
 
   /// The label of node i, or "node i (Op)" when it has none.
   std::string node_name(std::size_t i) const;
+  /// "node 7 'S' (MatMul, 3x3)", or "node 7 (MatMul, 3x3)" without a label.
+  std::string node_summary(std::size_t i) const;
 
 private:
   friend class Backprop<T>;
-
-  /// "node 7 'S' (MatMul, 3x3)", or "node 7 (MatMul, 3x3)" without a label.
-  std::string node_summary(std::size_t i) const;
-  /// The row-major position of the first entry of m that is NaN or infinite (-inf allowed when `minus_inf_ok`).
-  static std::optional<Eigen::Index> first_bad(const Matrix<T>& m, bool minus_inf_ok);
-  static std::string bad_kind(const T& x);
-
-  void check_value(std::size_t i) const;
-  /// The adjoint of node p, just made by the VJP of node `by` (or the seed when `seed`).
-  void check_gradient(std::size_t by, std::size_t p, bool seed) const;
 
   /// An input; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
   Var<T> push_input(Matrix<T>&& value, const Shape& shape, std::string&& label);
@@ -381,21 +276,29 @@ private:
     assert(k < nodes_[node].parents.size());
     return nodes_[node].parents[k];
   }
+  /// Whether a contribution to node i's adjoint is its first this sweep, so it assigns; and counts it (the
+  /// fan-out audit reads Node::contributions). The FAULT INJECTION hook: with TapeOptions::inject_overwrite_fault,
+  /// or at TapeOptions::overwrite_fault_node, every contribution assigns, so earlier ones are lost.
+  bool assigns(std::size_t i) {
+    Node& n = nodes_[i];
+    const bool first = !n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node;
+    n.has_adjoint = true;
+    ++n.contributions;
+    return first;
+  }
   template <class Expr> void accumulate(std::size_t i, const Expr& contribution) {
     Node& n = nodes_[i];
     assert(contribution.rows() == n.value.rows() && contribution.cols() == n.value.cols());
     // noalias: a contribution is made from the child's adjoint and the operands' values, never from this
     // node's own adjoint, so Eigen may evaluate a product straight into it (no temporary, no copy).
-    if (!n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node)
+    if (assigns(i))
       n.adjoint.noalias() = contribution;
     else
       n.adjoint.noalias() += contribution;
-    n.has_adjoint = true;
-    ++n.contributions;
   }
   template <class Fill> void accumulate_with(std::size_t i, Fill&& fill) {
     Node& n = nodes_[i];
-    if (!n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node) {
+    if (assigns(i)) {
       n.adjoint.resize(n.value.rows(), n.value.cols());
       fill(n.adjoint);
     } else {
@@ -403,23 +306,15 @@ private:
       fill(scratch_);
       n.adjoint += scratch_;
     }
-    n.has_adjoint = true;
-    ++n.contributions;
   }
 
-  /// Bytes an entry keeps outside its object: an MPFR number's limbs, a dual number's two parts'.
-  template <class U> static std::size_t outside_bytes(const U& x) {
-    if constexpr (std::same_as<U, mpfr_real>)
-      return (static_cast<std::size_t>(x.precision()) * 3322 / 1000 / 64 + 1) * 8;
-    else if constexpr (is_dual<U>)
-      return outside_bytes(x.val) + outside_bytes(x.eps);
-    else
-      return 0;
-  }
-  static std::size_t matrix_bytes(const Matrix<T>& m) {
-    const std::size_t per = sizeof(T) + (m.size() > 0 ? outside_bytes(m.data()[0]) : 0);
-    return static_cast<std::size_t>(m.size()) * per;
-  }
+  /// The seed must have out's shape (in its storage view).
+  void check_seed(const Var<T>& out, const Matrix<T>& seed) const;
+  /// Before a sweep: the stale-gradient rule (TapeOptions::stale_gradients_are_errors), and every adjoint and
+  /// audit counter reset.
+  void begin_sweep(const Var<T>& out);
+  /// After a sweep: each reached node's adjoint added into its gradient (which persists until zero_grad()).
+  void merge_adjoints(std::size_t top);
 
   // Slots [0, size_) hold the current recording; the rest keep buffers for reuse. A deque: recording more
   // nodes never moves the ones recorded, so references to their values stay valid.
@@ -509,14 +404,35 @@ template <Real T> void Tape<T>::backward(const Var<T>& out, const Tensor<T>& see
   backward(out, seed.matrix());
 }
 
+// The sweep. Recording order is topological, so one pass from the output down visits every node after all of its
+// consumers: its adjoint is complete when its own VJP runs.
 template <Real T> void Tape<T>::backward(const Var<T>& out, const Matrix<T>& seed) {
   check(out, "backward");
+  check_seed(out, seed);
+  begin_sweep(out);
   const std::size_t top = out.index_;
-  const Matrix<T>& v = nodes_[top].value;
-  if (seed.rows() != v.rows() || seed.cols() != v.cols())
-    throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(nodes_[top].shape) +
-                     (nodes_[top].shape.is_matrix() ? "" : " (stored as " + shape_string(v.rows(), v.cols()) + ")") +
+  nodes_[top].adjoint = seed;
+  nodes_[top].has_adjoint = true;
+  if (options_.detect_anomaly) anomaly::check_adjoint(*this, top, top, true);
+  for (std::size_t i = top + 1; i-- > 0;) {
+    Node& n = nodes_[i];
+    if (!n.has_adjoint || !n.vjp) continue; // unreached, or an input
+    Backprop<T> bp(*this, i);
+    n.vjp(bp); // adds into the parents' adjoints (Backprop::accumulate)
+    if (options_.detect_anomaly) anomaly::check_parents(*this, i);
+  }
+  merge_adjoints(top);
+}
+
+template <Real T> void Tape<T>::check_seed(const Var<T>& out, const Matrix<T>& seed) const {
+  const Node& n = nodes_[out.index_];
+  if (seed.rows() != n.value.rows() || seed.cols() != n.value.cols())
+    throw ShapeError("backward(" + out.name() + ", seed): " + out.name() + " is " + shape_string(n.shape) +
+                     (n.shape.is_matrix() ? "" : " (stored as " + shape_string(n.value.rows(), n.value.cols()) + ")") +
                      " but the seed is " + shape_string(seed.rows(), seed.cols()) + "; shapes must match");
+}
+
+template <Real T> void Tape<T>::begin_sweep(const Var<T>& out) {
   if (swept_) {
     const std::string message = "backward(" + out.name() +
                                 "): the tape still holds gradients from an earlier backward and this one adds to "
@@ -529,18 +445,9 @@ template <Real T> void Tape<T>::backward(const Var<T>& out, const Matrix<T>& see
     nodes_[i].contributions = 0;
     nodes_[i].has_adjoint = false; // in case an earlier sweep stopped at a throwing VJP
   }
-  nodes_[top].adjoint = seed;
-  nodes_[top].has_adjoint = true;
-  if (options_.detect_anomaly) check_gradient(top, top, true);
-  for (std::size_t i = top + 1; i-- > 0;) {
-    Node& n = nodes_[i];
-    if (!n.has_adjoint || !n.vjp) continue; // unreached, or an input
-    Backprop<T> bp(*this, i);
-    n.vjp(bp);
-    if (options_.detect_anomaly)
-      for (std::size_t p : n.parents)
-        check_gradient(i, p, false);
-  }
+}
+
+template <Real T> void Tape<T>::merge_adjoints(std::size_t top) {
   for (std::size_t i = 0; i <= top; ++i) {
     Node& n = nodes_[i];
     if (!n.has_adjoint) continue;
@@ -588,9 +495,9 @@ template <Real T> typename Tape<T>::Stats Tape<T>::stats() const {
   st.nodes = size_;
   for (std::size_t i = 0; i < size_; ++i) {
     const Node& n = nodes_[i];
-    st.value_bytes += matrix_bytes(n.value);
-    if (n.has_grad) st.grad_bytes += matrix_bytes(n.grad);
-    if (n.has_adjoint) st.grad_bytes += matrix_bytes(n.adjoint);
+    st.value_bytes += storage_bytes(n.value);
+    if (n.has_grad) st.grad_bytes += storage_bytes(n.grad);
+    if (n.has_adjoint) st.grad_bytes += storage_bytes(n.adjoint);
   }
   return st;
 }
@@ -617,45 +524,11 @@ template <Real T> std::string Tape<T>::node_summary(std::size_t i) const {
          ", " + shape_string(n.shape) + ")";
 }
 
-template <Real T> std::optional<Eigen::Index> Tape<T>::first_bad(const Matrix<T>& m, bool minus_inf_ok) {
-  for (Eigen::Index e = 0; e < m.size(); ++e) {
-    const T& x = m.data()[e];
-    if (is_finite(x) || (minus_inf_ok && !is_nan(x) && x < T(0))) continue;
-    return e;
-  }
-  return std::nullopt;
-}
-
-template <Real T> std::string Tape<T>::bad_kind(const T& x) { return is_nan(x) ? "NaN" : (x > T(0) ? "+inf" : "-inf"); }
-
-template <Real T> void Tape<T>::check_value(std::size_t i) const {
-  const Node& n = nodes_[i];
-  const auto bad = first_bad(n.value, n.op->masks);
-  if (!bad) return;
-  std::string parents;
-  for (std::size_t p : n.parents)
-    parents += (parents.empty() ? "" : ", ") + node_summary(p);
-  throw AnomalyError("anomaly: the value of " + node_summary(i) + " holds " + bad_kind(n.value.data()[*bad]) + " at " +
-                     entry_string(n.shape, *bad) + "; its parents: " + (parents.empty() ? "none" : parents));
-}
-
-template <Real T> void Tape<T>::check_gradient(std::size_t by, std::size_t p, bool seed) const {
-  const Node& n = nodes_[p];
-  if (!n.has_adjoint) return;
-  const auto bad = first_bad(n.adjoint, false);
-  if (!bad) return;
-  const std::string where = " at " + entry_string(n.shape, *bad);
-  const std::string kind = bad_kind(n.adjoint.data()[*bad]);
-  if (seed) throw AnomalyError("anomaly: the backward seed of " + node_summary(p) + " holds " + kind + where);
-  throw AnomalyError("anomaly: backward through " + node_summary(by) + " made the gradient of its parent " +
-                     node_summary(p) + " hold " + kind + where);
-}
-
 template <Real T> Var<T> Tape<T>::push_input(Matrix<T>&& value, const Shape& shape, std::string&& label) {
   const Var<T> v = push(&input_op, {}, std::move(value), {}, nullptr, std::move(label));
   nodes_[v.index_].shape = shape;
   nodes_[v.index_].params = {};
-  if (options_.detect_anomaly) check_value(v.index_);
+  if (options_.detect_anomaly) anomaly::check_value(*this, v.index_);
   return v;
 }
 

@@ -1,0 +1,48 @@
+#pragma once
+// Backprop<T>: the one thing a VJP is handed while the tape sweeps backwards through its node.
+
+#include "real.hpp"
+#include "shape.hpp"
+
+#include <cstddef>
+#include <utility>
+
+namespace tapegrad {
+
+template <Real T> class Tape;
+
+/// What a VJP sees while the tape sweeps backwards through its node.
+template <Real T> class Backprop {
+public:
+  /// The adjoint of this node's result (d output / d result), same shape as the result.
+  const Matrix<T>& grad() const { return tape_.sweep_adjoint(node_); }
+  /// The forward value of this node.
+  const Matrix<T>& result() const { return tape_.node_value(node_); }
+  /// The forward value of parent k (in the order the op passed its parents).
+  const Matrix<T>& input(std::size_t k) const { return tape_.node_value(tape_.parent(node_, k)); }
+  /// The shapes of parent k and of this node's result (values and adjoints are in their storage views).
+  const Shape& input_shape(std::size_t k) const { return tape_.node(tape_.parent(node_, k)).shape; }
+  const Shape& result_shape() const { return tape_.node(node_).shape; }
+  /// Adds `contribution` into the adjoint of parent k. A VJP only ever adds.
+  template <class Expr> void accumulate(std::size_t k, const Expr& contribution) {
+    tape_.accumulate(tape_.parent(node_, k), contribution);
+  }
+  /// The same for a contribution that is not one Eigen expression: `fill(Matrix<T>& out)` writes the whole
+  /// contribution into `out` (already shaped like parent k, contents unspecified). When parent k has no
+  /// adjoint yet, `out` IS that adjoint, so nothing is allocated or copied; otherwise it is the tape's
+  /// scratch matrix, added afterwards.
+  template <class Fill> void accumulate_with(std::size_t k, Fill&& fill) {
+    tape_.accumulate_with(tape_.parent(node_, k), std::forward<Fill>(fill));
+  }
+  /// The tape's work matrix (see Tape::work(): every use overwrites it), for a VJP's temporaries; never the
+  /// matrix accumulate_with fills.
+  Matrix<T>& work() { return tape_.work(); }
+
+private:
+  friend class Tape<T>;
+  Backprop(Tape<T>& tape, std::size_t node) : tape_(tape), node_(node) {}
+  Tape<T>& tape_;
+  std::size_t node_;
+};
+
+} // namespace tapegrad
