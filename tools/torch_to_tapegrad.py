@@ -3,11 +3,12 @@
 
     tools/torch_to_tapegrad.py FUNCTION.py OUT
 
-FUNCTION.py defines `f(**inputs)`, a function of 2-D torch tensors made of ops graph files have, returning a
-scalar, and `inputs()`, a dict of input name -> 2-D tensor. The tool traces f with torch.fx, writes the graph
-as OUT.json (the inputs as exact decimals), and runs f forward and backward in PyTorch in float64 and in
-float32, writing the gradients as OUT.float64.json and OUT.float32.json in the shape `tapegrad check FILE
---gradients` reads ({"gradients": {input name: matrix}}, each number the exact decimal of PyTorch's value).
+FUNCTION.py defines `f(**inputs)`, a function of torch tensors (rank 0 to 8) made of ops graph files have,
+returning one entry, and `inputs()`, a dict of input name -> tensor. The tool traces f with torch.fx, writes
+the graph as OUT.json (graph format v3, the inputs as exact decimals), and runs f forward and backward in
+PyTorch in float64 and in float32, writing the gradients as OUT.float64.json and OUT.float32.json in the shape
+`tapegrad check FILE --gradients` reads ({"gradients": {input name: tensor}}, nested to each input's rank, each
+number the exact decimal of PyTorch's value).
 The inputs are rounded to float32 first, so both runs and the graph file hold the same numbers and the float32
 gradients' error is PyTorch's arithmetic alone. Then
 
@@ -46,23 +47,27 @@ def exact(x):
     return str(d)
 
 
-def matrix(t):
+def tensor(t):
+    """t as graph files write it: nested lists to its rank, a rank-0 tensor a bare decimal string."""
     t = t.detach()
+    if t.dim() > 8:
+        raise Unsupported(f"a value of {t.dim()} dimensions; graph files hold ranks 0 to 8")
     if t.dim() == 0:
-        t = t.reshape(1, 1)
-    if t.dim() != 2:
-        raise Unsupported(f"a value of {t.dim()} dimensions; graph files hold matrices (2 dimensions)")
-    return [[exact(v) for v in row] for row in t.tolist()]
+        return exact(t.item())
+
+    def nest(v):
+        return [nest(x) for x in v] if isinstance(v, list) else exact(v)
+    return nest(t.tolist())
 
 
 # Unary functions and methods: torch's name -> the graph file's op.
 UNARY = {
     torch.exp: "exp", torch.log: "log", torch.tanh: "tanh", torch.sigmoid: "sigmoid", torch.relu: "relu",
     F.relu: "relu", torch.sqrt: "sqrt", torch.abs: "abs", torch.square: "square", torch.neg: "neg",
-    operator.neg: "neg", torch.t: "transpose", F.softplus: "softplus", F.gelu: "gelu",
+    operator.neg: "neg", torch.t: "transpose", F.softplus: "softplus", F.gelu: "gelu", F.silu: "silu",
 }
 UNARY_METHODS = {"exp": "exp", "log": "log", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "sqrt": "sqrt",
-                 "abs": "abs", "square": "square", "neg": "neg", "t": "transpose"}
+                 "abs": "abs", "square": "square", "neg": "neg", "t": "transpose", "detach": "detach"}
 BINARY = {torch.matmul: "matmul", torch.mm: "matmul", operator.matmul: "matmul", torch.add: "add",
           operator.add: "add", torch.sub: "sub", operator.sub: "sub", torch.mul: "mul", operator.mul: "mul",
           torch.div: "div", operator.truediv: "div"}
@@ -75,9 +80,22 @@ ALLOWED = {"dim", "keepdim", "approximate", "beta", "threshold", "eps", "normali
            "dtype"}
 
 
+def rank(a):
+    """The rank of fx node a's value, from the shape propagation run on the inputs."""
+    return len(a.meta["tensor_meta"].shape)
+
+
 class Converter:
-    def __init__(self):
+    def __init__(self, fx_names):
         self.nodes = []
+        self.fx_names = set(fx_names)
+
+    def fresh(self, name):
+        """A node name no fx node and no earlier node has (for ops written as several graph-file nodes)."""
+        taken = {node["name"] for node in self.nodes} | self.fx_names
+        while name in taken:
+            name += "_"
+        return name
 
     def emit(self, name, op, args, **params):
         node = {"name": name, "op": op, "args": args}
@@ -120,16 +138,24 @@ class Converter:
                 return a
             return None
 
+        if is_method and target == "contiguous":  # the same values: no node
+            positional(1)
+            return ref(args[0])
         if (not is_method and target in UNARY) or (is_method and target in UNARY_METHODS):
             op = UNARY[target] if not is_method else UNARY_METHODS[target]
             positional(1)
-            if op == "gelu" and kwargs.pop("approximate", "none") != "none":
-                raise Unsupported(f"{where}: gelu(approximate='tanh'); graph files have the exact (erf) gelu")
+            params = {}
+            if op == "gelu":
+                approximate = kwargs.pop("approximate", "none")
+                if approximate != "none":
+                    params["approximate"] = approximate  # "tanh"; anything else the reader names
             if op == "softplus" and (kwargs.pop("beta", 1) != 1 or kwargs.pop("threshold", 20) != 20):
                 raise Unsupported(f"{where}: softplus with beta or threshold other than 1 and 20")
             if kwargs:
                 raise Unsupported(f"{where}: arguments {sorted(kwargs)} that {op} does not take")
-            return self.emit(n.name, op, [ref(args[0])])
+            if op == "transpose" and rank(args[0]) < 2:  # torch.t of a vector is the vector itself
+                raise Unsupported(f"{where}: t() of a rank-{rank(args[0])} tensor, which is the tensor itself")
+            return self.emit(n.name, op, [ref(args[0])], **params)
         if (not is_method and target in BINARY) or (is_method and target in BINARY_METHODS):
             op = BINARY[target] if not is_method else BINARY_METHODS[target]
             positional(2)
@@ -152,10 +178,23 @@ class Converter:
             positional(3)
             if kwargs or len(args) != 3:
                 raise Unsupported(f"{where}: transpose(x, dim0, dim1) with both dimensions given positionally")
-            dims = sorted(d % 2 for d in args[1:3])
-            if dims != [0, 1]:
-                raise Unsupported(f"{where}: transpose of dimensions {args[1:3]}")
-            return self.emit(n.name, "transpose", [ref(args[0])])
+            return self.emit(n.name, "transpose", [ref(args[0])], dim0=args[1], dim1=args[2])
+        if (not is_method and target is torch.permute) or (is_method and target == "permute"):
+            dims = args[1] if len(args) == 2 and isinstance(args[1], (tuple, list)) else args[1:]
+            if kwargs or not dims:
+                raise Unsupported(f"{where}: permute with its dims given positionally")
+            return self.emit(n.name, "permute", [ref(args[0])], dims=list(dims))
+        if (not is_method and target is torch.reshape) or (is_method and target in ("reshape", "view")):
+            shape = args[1] if len(args) == 2 and isinstance(args[1], (tuple, list)) else args[1:]
+            if kwargs or any(not isinstance(k, int) for k in shape):
+                raise Unsupported(f"{where}: {target} with its sizes given positionally as integers")
+            return self.emit(n.name, "reshape", [ref(args[0])], shape=list(shape))
+        if (not is_method and target is torch.unsqueeze) or (is_method and target == "unsqueeze"):
+            positional(2)
+            dim = self.dim_of(args, kwargs, 1)
+            if not isinstance(dim, int):
+                raise Unsupported(f"{where}: unsqueeze needs one integer dim")
+            return self.emit(n.name, "unsqueeze", [ref(args[0])], dim=dim)
         softmax = {torch.softmax: "softmax", F.softmax: "softmax", torch.log_softmax: "log_softmax",
                    F.log_softmax: "log_softmax"}
         if (not is_method and target in softmax) or (is_method and target in ("softmax", "log_softmax")):
@@ -164,24 +203,24 @@ class Converter:
             if set(kwargs) - {"dim"}:
                 raise Unsupported(f"{where}: arguments {sorted(set(kwargs) - {'dim'})} that {op} does not take")
             dim = self.dim_of(args, kwargs, 1)
-            if dim not in (1, -1):
-                raise Unsupported(f"{where}: {op} over dim {dim}; graph files normalise each row (dim 1 or -1)")
-            return self.emit(n.name, op, [ref(args[0])])
+            if not isinstance(dim, int):
+                raise Unsupported(f"{where}: {op} without a dim (PyTorch's implicit dim is deprecated): give dim=")
+            return self.emit(n.name, op, [ref(args[0])], dim=dim)
         if (not is_method and target in (torch.sum, torch.mean)) or (is_method and target in ("sum", "mean")):
             op = ("sum" if target is torch.sum else "mean") if not is_method else target
             positional(2)
             if set(kwargs) - {"dim", "keepdim"}:
                 raise Unsupported(f"{where}: arguments {sorted(set(kwargs) - {'dim', 'keepdim'})} that {op} does not take")
             dim = self.dim_of(args, kwargs, 1)
-            if dim is None:
-                return self.emit(n.name, op, [ref(args[0])])
-            if isinstance(dim, (tuple, list)):
-                raise Unsupported(f"{where}: {op} over several dims")
-            axis = dim % 2
-            if not kwargs.get("keepdim", False):
-                raise Unsupported(f"{where}: {op}(dim={dim}) without keepdim=True gives a 1-D tensor, which graph "
-                                  "files do not have; write keepdim=True (a 1 x n row or an m x 1 column)")
-            return self.emit(n.name, op, [ref(args[0])], axis=axis)
+            keepdim = kwargs.get("keepdim", False)
+            if dim is None:  # every entry: torch gives rank 0, as does a dim list of every dim
+                if rank(args[0]) == 0:
+                    return self.emit(n.name, op, [ref(args[0])])
+                dim, keepdim = list(range(rank(args[0]))), False
+            params = {"dim": list(dim) if isinstance(dim, (tuple, list)) else dim}
+            if keepdim:
+                params["keepdim"] = True
+            return self.emit(n.name, op, [ref(args[0])], **params)
         if (not is_method and target in (torch.pow, operator.pow)) or (is_method and target == "pow"):
             positional(2)
             if kwargs or len(args) != 2:
@@ -198,13 +237,25 @@ class Converter:
             weight = kwargs.get("weight", args[2] if len(args) > 2 else None)
             bias = kwargs.get("bias", args[3] if len(args) > 3 else None)
             eps = kwargs.get("eps", args[4] if len(args) > 4 else 1e-5)
-            if len(shape) != 1 or weight is not None or bias is not None:
-                raise Unsupported(f"{where}: layer_norm over more than the last dimension, or with weight or bias "
-                                  "(write them as mul and add)")
-            return self.emit(n.name, "layer_norm", [ref(args[0])], eps=exact(eps))
-        raise Unsupported(f"{where}: no graph-file op for it (graph files have: matmul, transpose, scale, softmax, "
-                          "sum, add, sub, mul, div, exp, log, tanh, sigmoid, relu, gelu, softplus, sqrt, abs, "
-                          "square, neg, pow, mean, log_softmax, layer_norm, ...; see tapegrad ops)")
+            if bias is not None and weight is None:
+                raise Unsupported(f"{where}: layer_norm with a bias and no weight (give a weight of ones)")
+            operands = [ref(args[0])] + [ref(w) for w in (weight, bias) if w is not None]
+            return self.emit(n.name, "layer_norm", operands, normalized_shape=list(shape), eps=exact(eps))
+        if not is_method and target is F.linear:  # x W^T + b, as nn.Linear
+            positional(3)
+            weight = kwargs.get("weight", args[1] if len(args) > 1 else None)
+            bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
+            if weight is None or rank(weight) != 2:
+                raise Unsupported(f"{where}: linear needs a weight of rank 2")
+            wt = self.emit(self.fresh(n.name + "_weight_t"), "transpose", [ref(weight)])
+            if bias is None:
+                return self.emit(n.name, "matmul", [ref(args[0]), wt])
+            product = self.emit(self.fresh(n.name + "_matmul"), "matmul", [ref(args[0]), wt])
+            return self.emit(n.name, "add", [product, ref(bias)])
+        raise Unsupported(f"{where}: no graph-file op for it (graph files have: matmul, linear, transpose, permute, "
+                          "reshape, unsqueeze, scale, softmax, sum, add, sub, mul, div, exp, log, tanh, sigmoid, "
+                          "relu, gelu, silu, softplus, sqrt, abs, square, neg, pow, mean, log_softmax, layer_norm, "
+                          "...; see tapegrad ops)")
 
 
 def refuse_in_place(graph):
@@ -250,7 +301,7 @@ def gradients(f, inputs, dtype):
     if out.numel() != 1:
         raise Unsupported(f"f returns {tuple(out.shape)}; graph files' output is one number")
     out.reshape(()).backward()
-    return {k: matrix(x.grad if x.grad is not None else torch.zeros_like(x)) for k, x in xs.items()}, out.item()
+    return {k: tensor(x.grad if x.grad is not None else torch.zeros_like(x)) for k, x in xs.items()}, out.item()
 
 
 def main(argv):
@@ -263,8 +314,8 @@ def main(argv):
     spec.loader.exec_module(module)
     inputs = {k: v.detach().to(torch.float32).to(torch.float64) for k, v in module.inputs().items()}
     for k, v in inputs.items():
-        if v.dim() != 2:
-            raise Unsupported(f"input '{k}' has {v.dim()} dimensions; graph files hold matrices")
+        if v.dim() > 8:
+            raise Unsupported(f"input '{k}' has {v.dim()} dimensions; graph files hold ranks 0 to 8")
 
     parameters = list(inspect.signature(module.f).parameters)
     if sorted(parameters) != sorted(inputs):
@@ -282,16 +333,13 @@ def main(argv):
         raise Unsupported(f"the traced graph gives {torch.as_tensor(traced_value).tolist()} where f gives "
                           f"{torch.as_tensor(direct_value).tolist()}: f does something tracing does not see (an "
                           "in-place op on an alias, z = y; y += 1; or random numbers); write it out of place")
-    # Every value's shape, from a run on the inputs: graph files hold matrices only (and 0-D scalars as 1 x 1).
+    # Every value's shape, from a run on the inputs (the converter reads ranks from it).
     torch.fx.passes.shape_prop.ShapeProp(traced).propagate(*args)
     for n in traced.graph.nodes:
         meta = n.meta.get("tensor_meta")
-        if n.op in ("call_function", "call_method") and meta is not None:
-            rank = len(meta.shape)
-            if rank not in (0, 2):  # a 0-D scalar is a 1 x 1 matrix: both broadcast against a matrix alike
-                raise Unsupported(f"node '{n.name}': a value of shape {tuple(meta.shape)}; graph files hold "
-                                  "matrices (2 dimensions) and 1 x 1 scalars only")
-    conv, names, output = Converter(), {}, None
+        if n.op in ("call_function", "call_method") and meta is not None and len(meta.shape) > 8:
+            raise Unsupported(f"node '{n.name}': a value of shape {tuple(meta.shape)}; graph files hold ranks 0 to 8")
+    conv, names, output = Converter([n.name for n in traced.graph.nodes] + list(inputs)), {}, None
     for n in traced.graph.nodes:
         if n.op == "placeholder":
             if n.target not in inputs:
@@ -306,7 +354,7 @@ def main(argv):
         else:
             raise Unsupported(f"node '{n.name}': fx op '{n.op}' (modules and attributes are not graph-file ops)")
     graph = {"description": f"traced from {path} by tools/torch_to_tapegrad.py (torch {torch.__version__})",
-             "inputs": {k: matrix(v) for k, v in inputs.items()}, "nodes": conv.nodes, "output": output}
+             "inputs": {k: tensor(v) for k, v in inputs.items()}, "nodes": conv.nodes, "output": output}
     write(prefix + ".json", graph)
     for dtype, tag in ((torch.float64, "float64"), (torch.float32, "float32")):
         grads, value = gradients(module.f, inputs, dtype)

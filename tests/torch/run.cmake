@@ -54,3 +54,48 @@ run(0 "functional.json \\(6 nodes\\)" ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tap
     ${WORK_DIR}/functional)
 run(0 "given vs reference tape +2 checks, all pass.*verdict: PASS" ${PROGRAM} check ${WORK_DIR}/functional.json
     --gradients ${WORK_DIR}/functional.float64.json --quiet)
+# Tensors of any rank, as people write them: two-head attention by view and transpose with batched @, a
+# layer_norm with weight and bias, nn.Linear's 1-D bias (F.linear). The gradient files nest each input's
+# gradient to its rank: b1's is a list of numbers. The float64 gradients pass a double claim, the float32 ones a
+# float claim and not a double one.
+file(WRITE ${WORK_DIR}/two_heads.py
+     "import torch\nimport torch.nn.functional as F\n\n\ndef f(X, Wq, Wk, Wv, W1, b1, w, b):\n"
+     "    T, H, d = 4, 2, 3\n"
+     "    q = (X @ Wq).view(T, H, d).transpose(0, 1)\n"
+     "    k = (X @ Wk).view(T, H, d).transpose(0, 1)\n"
+     "    v = (X @ Wv).view(T, H, d).transpose(0, 1)\n"
+     "    a = torch.softmax(q @ k.transpose(-2, -1) / 3 ** 0.5, dim=-1)\n"
+     "    o = (a @ v).transpose(0, 1).contiguous().view(T, H * d)\n"
+     "    return torch.tanh(F.linear(F.layer_norm(o, (H * d,), w, b), W1, b1)).mean()\n\n\n"
+     "def inputs():\n    g = torch.Generator().manual_seed(3)\n"
+     "    shapes = {\"X\": (4, 5), \"Wq\": (5, 6), \"Wk\": (5, 6), \"Wv\": (5, 6), \"W1\": (2, 6), \"b1\": (2,),\n"
+     "              \"w\": (6,), \"b\": (6,)}\n"
+     "    return {name: torch.randn(*shape, generator=g) for name, shape in shapes.items()}\n")
+run(0 "two_heads.json \\(22 nodes\\)" ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/two_heads.py
+    ${WORK_DIR}/two_heads)
+file(READ ${WORK_DIR}/two_heads.float64.json two_heads_gradients)
+if(NOT two_heads_gradients MATCHES "\"b1\": \\[\"-?[0-9]")
+  message(FATAL_ERROR "two_heads.float64.json: b1's gradient is not written as a list of numbers (rank 1)")
+endif()
+run(0 "given vs reference tape +8 checks, all pass.*verdict: PASS" ${PROGRAM} check ${WORK_DIR}/two_heads.json
+    --gradients ${WORK_DIR}/two_heads.float64.json --quiet)
+run(1 "given vs reference tape +8 checks, 8 FAILED.*verdict: FAIL" ${PROGRAM} check ${WORK_DIR}/two_heads.json
+    --gradients ${WORK_DIR}/two_heads.float32.json --quiet)
+run(0 "given vs reference tape +8 checks, all pass.*verdict: PASS" ${PROGRAM} check ${WORK_DIR}/two_heads.json
+    --gradients ${WORK_DIR}/two_heads.float32.json --claimed-precision float --quiet)
+# The chapter's attention on (batch, heads, T, d) tensors; the whole sum is a sum over every dim (rank 0).
+file(WRITE ${WORK_DIR}/four_d.py
+     "import torch\n\n\ndef f(Q, K, V):\n"
+     "    return (torch.softmax(Q @ K.transpose(-2, -1) / 3 ** 0.5, dim=-1) @ V).sum()\n\n\n"
+     "def inputs():\n    g = torch.Generator().manual_seed(4)\n"
+     "    return {name: torch.randn(2, 2, 4, 3, generator=g) for name in (\"Q\", \"K\", \"V\")}\n")
+run(0 "four_d.json \\(6 nodes\\)" ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/four_d.py
+    ${WORK_DIR}/four_d)
+run(0 "given vs reference tape +3 checks, all pass.*verdict: PASS" ${PROGRAM} check ${WORK_DIR}/four_d.json
+    --gradients ${WORK_DIR}/four_d.float64.json --quiet)
+# What graph files have no op for yet is refused naming the fx node: cross_entropy with integer targets.
+file(WRITE ${WORK_DIR}/targets.py
+     "import torch\nimport torch.nn.functional as F\n\n\ndef f(X):\n"
+     "    return F.cross_entropy(X, torch.tensor([1, 0]))\n\n\n"
+     "def inputs():\n    return {\"X\": torch.ones(2, 3)}\n")
+refused(targets "^torch_to_tapegrad: node ")
