@@ -491,7 +491,7 @@ int run_bugs_command(const BugsCommand& cmd, std::ostream& out) {
 
 int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
   const GraphSpec spec = read_graph_file(cmd.file);
-  require_numeric_inputs(spec, "tapegrad bugs");
+  require_numeric_inputs(spec, "bugs");
   MpfrDigits digits(reference_digits);
   const QuietLog quiet;
   const FileGraph<T> graph(spec);

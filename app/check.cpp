@@ -173,7 +173,7 @@ int run_given_command(const CheckCommand& cmd, const CheckArgs& args, std::ostre
   const Precision claimed = parse_precision("--claimed-precision", cmd.claimed.empty() ? "double" : cmd.claimed);
   const unsigned reference = reference_digits_for(claimed, cmd.reference, "claimed");
   const GraphSpec spec = read_graph_file(cmd.file);
-  require_numeric_inputs(spec, "tapegrad check");
+  require_numeric_inputs(spec, "check");
   const GradientSpec given = read_gradient_file(cmd.gradients);
   const CheckReport report = run_check_given(spec, given, claimed, args, reference);
   if (cmd.format == "json") {
@@ -253,7 +253,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out) {
   std::optional<GraphSpec> spec;
   if (!cmd.file.empty()) {
     spec = read_graph_file(cmd.file);
-    require_numeric_inputs(*spec, "tapegrad check");
+    require_numeric_inputs(*spec, "check");
   }
   CheckReport report;
   for (const Run& run : runs)

@@ -77,7 +77,7 @@ int run_dot_command(const DotCommand& cmd, std::ostream& out) {
   const Precision p = parse_precision("--precision", cmd.precision);
   if (!cmd.at.empty() && cmd.fault == 0) throw UsageError("--at names where --fault injects its fault; give --fault");
   const GraphSpec spec = read_graph_file(cmd.file);
-  if (cmd.check || cmd.fault != 0) require_numeric_inputs(spec, "tapegrad dot");
+  if (cmd.check || cmd.fault != 0) require_numeric_inputs(spec, cmd.check ? "dot --check" : "dot --fault");
   if (cmd.fault != 0) {
     out << run_dot_fault(cmd, spec);
     return 0;

@@ -17,6 +17,7 @@ namespace tapegrad::app {
 
 int run_merge_command(const MergeCommand& cmd, std::ostream& out) {
   std::map<long, nlohmann::json> shards; // by index
+  std::map<long, std::string> files;     // by index: where each shard came from
   long count = -1;
   for (const std::string& file : cmd.files) {
     std::ifstream in(file);
@@ -44,6 +45,7 @@ int run_merge_command(const MergeCommand& cmd, std::ostream& out) {
     count = n;
     if (!shards.emplace(index, std::move(doc)).second)
       throw UsageError("merge: " + file + ": shard " + std::to_string(index) + " is given twice");
+    files[index] = file;
   }
   if (static_cast<long>(shards.size()) != count) {
     std::string missing;
@@ -54,7 +56,7 @@ int run_merge_command(const MergeCommand& cmd, std::ostream& out) {
   CheckReport report;
   for (auto& [index, doc] : shards)
     for (const auto& c : doc["checks"])
-      report.checks.push_back(check_from_json(c, "merge: shard " + std::to_string(index)));
+      report.checks.push_back(check_from_json(c, "merge: " + files[index] + " (shard " + std::to_string(index) + ")"));
   std::stable_sort(report.checks.begin(), report.checks.end(),
                    [](const CheckResult& a, const CheckResult& b) { return a.task < b.task; });
   // Every shard's warnings, each once: most (the saturation guard's) every shard computes; some (a node the

@@ -99,17 +99,30 @@ CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
     c.max_rel_error = j.at("max_rel_error").get<std::string>();
     c.abs_error = number_of(j.at("abs_error"));
     c.rel_error = number_of(j.at("rel_error"));
-    const auto index = j.at("worst_index").get<std::vector<Eigen::Index>>();
-    const auto sizes = j.at("shape").get<std::vector<Eigen::Index>>();
-    if (index.size() != sizes.size() || sizes.size() > max_rank)
-      throw UsageError(where + ": a check's worst_index " + j.at("worst_index").dump() + " does not index its shape " +
-                       j.at("shape").dump());
-    Eigen::Index flat = 0;
+    const auto integers = [&](const char* key) { // a list of JSON integers (no 0.9, no true)
+      const nlohmann::json& list = j.at(key);
+      if (!list.is_array() ||
+          !std::all_of(list.begin(), list.end(), [](const auto& x) { return x.is_number_integer(); }))
+        throw UsageError(where + ": check '" + c.name + "' of graph '" + c.graph + "': its " + key + " " + list.dump() +
+                         " is not a list of integers");
+      return list.get<std::vector<Eigen::Index>>();
+    };
+    if (!j.contains("shape"))
+      throw UsageError(where + ": check '" + c.name + "' of graph '" + c.graph +
+                       "' has no \"shape\": the report was written by an older tapegrad; run its shards again");
+    const auto index = integers("worst_index");
+    const auto sizes = integers("shape");
+    const auto refuse = [&](const std::string& problem) {
+      throw UsageError(where + ": check '" + c.name + "' of graph '" + c.graph + "': its worst_index " +
+                       j.at("worst_index").dump() + " " + problem + " " + j.at("shape").dump());
+    };
+    if (index.size() != sizes.size() || sizes.size() > max_rank) refuse("does not index its shape");
+    Eigen::Index flat = 0, entries = 1;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
-      if (sizes[k] < 1 || index[k] < 0 || index[k] >= sizes[k])
-        throw UsageError(where + ": a check's worst_index " + j.at("worst_index").dump() + " is outside its shape " +
-                         j.at("shape").dump());
-      flat = flat * sizes[k] + index[k];
+      if (sizes[k] < 1 || index[k] < 0 || index[k] >= sizes[k]) refuse("is outside its shape");
+      entries = saturating_product(entries, sizes[k]);
+      if (entries == std::numeric_limits<Eigen::Index>::max()) refuse("indexes more entries than a tensor holds:");
+      flat = flat * sizes[k] + index[k]; // < entries: no overflow
     }
     c.shape = Shape(std::span<const Eigen::Index>(sizes));
     c.worst_row = flat / c.shape.cols();

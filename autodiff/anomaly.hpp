@@ -4,6 +4,7 @@
 // two hooks: when it records a node, and when a VJP has made its parents' adjoints.
 
 #include "error.hpp"
+#include "op_info.hpp"
 #include "real.hpp"
 #include "shape.hpp"
 

@@ -4,7 +4,7 @@
 // Recording order is a topological order (a node can only use nodes recorded before it), so backward needs
 // no graph search and no recursion. Every VJP ADDS into its parents' adjoints: a value used by n nodes
 // receives the sum of n contributions. Nothing here knows an op by name: ops/ records nodes through
-// Tape::record<Op> with a VJP closure; a node points at its op's descriptor (autodiff/op.hpp) and keeps
+// Tape::record<Op> with a VJP closure; a node points at its op's descriptor (autodiff/op_info.hpp) and keeps
 // its parameters, so it can be replayed and described without a word about which op it is.
 //
 // A node's value is a tensor of rank 0 to 8: its Shape, and its entries in a Matrix<T> viewed as
@@ -276,15 +276,18 @@ private:
     assert(k < nodes_[node].parents.size());
     return nodes_[node].parents[k];
   }
-  /// Whether a contribution to node i's adjoint is its first this sweep, so it assigns; and counts it (the
-  /// fan-out audit reads Node::contributions). The FAULT INJECTION hook: with TapeOptions::inject_overwrite_fault,
-  /// or at TapeOptions::overwrite_fault_node, every contribution assigns, so earlier ones are lost.
-  bool assigns(std::size_t i) {
-    Node& n = nodes_[i];
-    const bool first = !n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node;
-    n.has_adjoint = true;
-    ++n.contributions;
-    return first;
+  /// Whether the next contribution to node i's adjoint assigns: its first this sweep. The FAULT INJECTION hook:
+  /// with TapeOptions::inject_overwrite_fault, or at TapeOptions::overwrite_fault_node, every contribution
+  /// assigns, so earlier ones are lost.
+  bool assigns(std::size_t i) const {
+    const Node& n = nodes_[i];
+    return !n.has_adjoint || options_.inject_overwrite_fault || i == options_.overwrite_fault_node;
+  }
+  /// After a contribution is written: node i holds an adjoint, and one more contribution (the fan-out audit
+  /// reads Node::contributions). Not before, so a VJP that throws leaves no half-written adjoint marked held.
+  void contributed(std::size_t i) {
+    nodes_[i].has_adjoint = true;
+    ++nodes_[i].contributions;
   }
   template <class Expr> void accumulate(std::size_t i, const Expr& contribution) {
     Node& n = nodes_[i];
@@ -295,6 +298,7 @@ private:
       n.adjoint.noalias() = contribution;
     else
       n.adjoint.noalias() += contribution;
+    contributed(i);
   }
   template <class Fill> void accumulate_with(std::size_t i, Fill&& fill) {
     Node& n = nodes_[i];
@@ -306,6 +310,7 @@ private:
       fill(scratch_);
       n.adjoint += scratch_;
     }
+    contributed(i);
   }
 
   /// The seed must have out's shape (in its storage view).

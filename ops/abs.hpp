@@ -7,7 +7,7 @@ namespace tapegrad {
 ///   forward  result[i][j] = |a[i][j]|
 ///   VJP      da[i][j] += grad[i][j] sign(a[i][j])      (0 at a[i][j] = 0, the subgradient graph files use)
 /// A kink at 0: the kink guard flags points whose finite differences would straddle it.
-struct AbsOp {
+struct AbsOp : UnaryOp<AbsOp> {
   static constexpr OpInfo info{.name = "abs",
                                .call = "abs(a)",
                                .node = "Abs",
@@ -16,24 +16,13 @@ struct AbsOp {
                                .shapes = elementwise_shapes,
                                .dual = "abs",
                                .kink = true};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    return same_shape_as_first(in);
+  template <Real T> static T value(const T& x) {
+    using std::abs;
+    return abs(x);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+  template <Real T> static T derivative(const T& x, const T&) { return x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0); }
 };
-
-template <Real T> Var<T> AbsOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  return record_unary<AbsOp>(
-      in, p, std::move(label),
-      [](const T& x) {
-        using std::abs;
-        return abs(x);
-      },
-      [](const T& x, const T&) { return x > T(0)   ? T(1)
-                                        : x < T(0) ? T(-1)
-                                                   : T(0); });
-}
-#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, AbsOp, T)
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, UnaryOp<AbsOp>, T)
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> abs(const Var<T>& a, std::string label = {}) {

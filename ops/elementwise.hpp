@@ -1,7 +1,7 @@
 #pragma once
 // Unary elementwise ops, shared: result[i][j] = f(a[i][j]) and, in the VJP, da[i][j] += grad[i][j] f'(a[i][j]),
 // the derivative given the operand's entry and the result's (sqrt' = 1 / (2 y) reads the result). Each op in its
-// own header supplies f, f' and its descriptor (ops/relu.hpp, ops/tanh.hpp, ...).
+// own header is its descriptor, f and f' (UnaryOp below; ops/relu.hpp, ops/tanh.hpp, ...).
 #include "../autodiff/operands.hpp"
 #include "../autodiff/vector_math.hpp"
 
@@ -52,6 +52,30 @@ Var<T> record_unary(std::span<const Var<T>> in, const Params<T>& p, std::string 
         for (Eigen::Index e = 0; e < x.size(); ++e)
           d.data()[e] = df(x.data()[e], y.data()[e]);
       });
+}
+
+/// A unary elementwise op in one place: its struct derives from UnaryOp<itself> and holds its descriptor `info`
+/// and either `value(x)` and `derivative(x, y)` entry by entry (f' from the operand's entry x and the result's
+/// y), or `forward(x, result)` and `derivative(x, y, d)` on whole arrays where a vector kernel does them
+/// (autodiff/vector_math.hpp). UnaryOp gives the shape rule (the operand's shape) and the recording; the op's
+/// header instantiates it with TAPEGRAD_OP_INSTANCE(prefix, UnaryOp<TheOp>, T).
+template <class Op> struct UnaryOp {
+  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
+    return same_shape_as_first(in);
+  }
+  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+};
+
+template <class Op> template <Real T>
+Var<T> UnaryOp<Op>::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  if constexpr (requires(const Matrix<T>& x, Matrix<T>& result) { Op::forward(x, result); })
+    return record_unary_arrays<Op>(
+        in, p, std::move(label), [](const Matrix<T>& x, Matrix<T>& result) { Op::forward(x, result); },
+        [](const Matrix<T>& x, const Matrix<T>& y, Matrix<T>& d) { Op::derivative(x, y, d); });
+  else
+    return record_unary<Op>(
+        in, p, std::move(label), [](const T& x) { return T(Op::value(x)); },
+        [](const T& x, const T& y) { return T(Op::derivative(x, y)); });
 }
 
 } // namespace tapegrad

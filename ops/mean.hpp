@@ -22,23 +22,7 @@ struct MeanOp {
 };
 
 template <Real T> Var<T> MeanOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  Tape<T>& tape = common_tape(info, in);
-  const Shape kept = kept_shape("mean", in[0], p), s = shape(in, p);
-  const T n = T(static_cast<long>(in[0].shape().numel() / kept.numel()));
-  Matrix<T> result = tape.buffer(s);
-  reduce_sum(result, in[0].value(), in[0].shape(), kept);
-  result /= n;
-  return tape.template record<MeanOp>(
-      in, s, std::move(result),
-      [n, kept](Backprop<T>& bp) {
-        const auto back = [&](const Matrix<T>& g) {
-          with_expanded(g, kept, bp.input_shape(0), [&](const auto& e) { bp.accumulate(0, e / n); });
-        };
-        const Matrix<T>& g = bp.grad(); // in the result's view; kept's differs where dims were dropped
-        if (g.rows() == kept.rows()) return back(g);
-        back(g.template reshaped<Eigen::RowMajor>(kept.rows(), kept.cols()));
-      },
-      std::move(label), p);
+  return record_reduce_sum<MeanOp>(in, p, std::move(label), true);
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, MeanOp, T)
 #include "../autodiff/instances.hpp"

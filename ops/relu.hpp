@@ -7,7 +7,7 @@ namespace tapegrad {
 ///   forward  result[i][j] = max(a[i][j], 0)            (0 at -inf, after a mask)
 ///   VJP      da[i][j] += grad[i][j] where a[i][j] > 0   (relu'(x) = 0 for x <= 0, at the kink x = 0 too)
 /// A kink at 0: the kink guard flags points whose finite differences would straddle it.
-struct ReluOp {
+struct ReluOp : UnaryOp<ReluOp> {
   static constexpr OpInfo info{.name = "relu",
                                .call = "relu(a)",
                                .node = "Relu",
@@ -15,18 +15,10 @@ struct ReluOp {
                                .formula = "result[i][j] = max(a[i][j], 0)",
                                .shapes = elementwise_shapes,
                                .kink = true};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    return same_shape_as_first(in);
-  }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+  template <Real T> static T value(const T& x) { return x > T(0) ? x : T(0); }
+  template <Real T> static T derivative(const T& x, const T&) { return x > T(0) ? T(1) : T(0); }
 };
-
-template <Real T> Var<T> ReluOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  return record_unary<ReluOp>(
-      in, p, std::move(label), [](const T& x) { return x > T(0) ? x : T(0); },
-      [](const T& x, const T&) { return x > T(0) ? T(1) : T(0); });
-}
-#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, ReluOp, T)
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, UnaryOp<ReluOp>, T)
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> relu(const Var<T>& a, std::string label = {}) {

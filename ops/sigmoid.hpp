@@ -8,7 +8,7 @@ namespace tapegrad {
 ///            no exp overflows for any finite x (0 at -inf)
 ///   VJP      da[i][j] += grad[i][j] s (1 - s), s = result[i][j], computed as sigmoid(x) sigmoid(-x) so that
 ///            1 - s keeps its digits where s rounds to 1
-struct SigmoidOp {
+struct SigmoidOp : UnaryOp<SigmoidOp> {
   static constexpr OpInfo info{.name = "sigmoid",
                                .call = "sigmoid(a)",
                                .node = "Sigmoid",
@@ -16,18 +16,12 @@ struct SigmoidOp {
                                .formula = "result[i][j] = 1 / (1 + exp(-a[i][j]))",
                                .shapes = elementwise_shapes,
                                .dual = "exp"};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    return same_shape_as_first(in);
+  template <Real T> static T value(const T& x) { return sigmoid_of(x); }
+  template <Real T> static T derivative(const T& x, const T&) { // s (1 - s), 1 - s not rounded near 1
+    return sigmoid_of(x) * sigmoid_of(T(-x));
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
-
-template <Real T> Var<T> SigmoidOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  return record_unary<SigmoidOp>(
-      in, p, std::move(label), [](const T& x) { return sigmoid_of(x); },
-      [](const T& x, const T&) { return sigmoid_of(x) * sigmoid_of(-x); }); // s (1 - s), 1 - s not rounded near 1
-}
-#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SigmoidOp, T)
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, UnaryOp<SigmoidOp>, T)
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> sigmoid(const Var<T>& a, std::string label = {}) {

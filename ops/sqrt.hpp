@@ -8,7 +8,7 @@ namespace tapegrad {
 ///   VJP      da[i][j] += grad[i][j] / (2 result[i][j])
 /// Domain: every entry > 0 (sqrt(0) too is refused: its derivative is infinite). An entry <= 0 (or NaN) is a
 /// DomainError naming the node, the operand and the entry.
-struct SqrtOp {
+struct SqrtOp : UnaryOp<SqrtOp> {
   static constexpr OpInfo info{.name = "sqrt",
                                .call = "sqrt(a)",
                                .node = "Sqrt",
@@ -17,22 +17,13 @@ struct SqrtOp {
                                .shapes = elementwise_shapes,
                                .dual = "sqrt",
                                .domains = positive_operand};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    return same_shape_as_first(in);
+  template <Real T> static T value(const T& x) {
+    using std::sqrt;
+    return sqrt(x);
   }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
+  template <Real T> static T derivative(const T&, const T& y) { return T(1) / (T(2) * y); }
 };
-
-template <Real T> Var<T> SqrtOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  return record_unary<SqrtOp>(
-      in, p, std::move(label),
-      [](const T& x) {
-        using std::sqrt;
-        return sqrt(x);
-      },
-      [](const T&, const T& y) { return T(1) / (T(2) * y); });
-}
-#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SqrtOp, T)
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, UnaryOp<SqrtOp>, T)
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> sqrt(const Var<T>& a, std::string label = {}) {

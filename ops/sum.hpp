@@ -105,22 +105,37 @@ struct SumOp {
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
 };
 
-template <Real T> Var<T> SumOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
-  Tape<T>& tape = common_tape(info, in);
-  const Shape kept = kept_shape("sum", in[0], p), s = shape(in, p);
+/// sum's and mean's recording: the sum of in[0] over the dims kept_shape marks, divided by N, the number of entries
+/// each result entry adds up, when `average` (N made in T, not rounded through double). The VJP spreads the
+/// upstream gradient back over the operand's shape (divided by N for a mean).
+template <class Op, Real T>
+Var<T> record_reduce_sum(std::span<const Var<T>> in, const Params<T>& p, std::string label, bool average) {
+  Tape<T>& tape = common_tape(Op::info, in);
+  const Shape kept = kept_shape(Op::info.name, in[0], p), s = Op::shape(in, p);
+  const T n = T(static_cast<long>(in[0].shape().numel() / kept.numel()));
   Matrix<T> result = tape.buffer(s);
   reduce_sum(result, in[0].value(), in[0].shape(), kept);
-  return tape.template record<SumOp>(
+  if (average) result /= n;
+  return tape.template record<Op>(
       in, s, std::move(result),
-      [kept](Backprop<T>& bp) {
+      [n, kept, average](Backprop<T>& bp) {
         const auto back = [&](const Matrix<T>& g) {
-          with_expanded(g, kept, bp.input_shape(0), [&](const auto& e) { bp.accumulate(0, e); });
+          with_expanded(g, kept, bp.input_shape(0), [&](const auto& e) {
+            if (average)
+              bp.accumulate(0, e / n);
+            else
+              bp.accumulate(0, e);
+          });
         };
         const Matrix<T>& g = bp.grad(); // in the result's view; kept's differs where dims were dropped
         if (g.rows() == kept.rows()) return back(g);
         back(g.template reshaped<Eigen::RowMajor>(kept.rows(), kept.cols()));
       },
       std::move(label), p);
+}
+
+template <Real T> Var<T> SumOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
+  return record_reduce_sum<SumOp>(in, p, std::move(label), false);
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, SumOp, T)
 #include "../autodiff/instances.hpp"

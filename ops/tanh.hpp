@@ -17,7 +17,7 @@ template <Real T> void tanh_derivative_of(const Matrix<T>& x, Matrix<T>& d) {
 ///   forward  result[i][j] = tanh(a[i][j])
 ///   VJP      da[i][j] += grad[i][j] (1 - result[i][j]^2), computed as 4 e / (1 + e)^2 with e = exp(-2 |x|), which
 ///            keeps its digits where tanh rounds to +-1 (autodiff/dual.hpp: tanh_derivative, the same formula)
-struct TanhOp {
+struct TanhOp : UnaryOp<TanhOp> {
   static constexpr OpInfo info{.name = "tanh",
                                .call = "tanh(a)",
                                .node = "Tanh",
@@ -25,23 +25,16 @@ struct TanhOp {
                                .formula = "result[i][j] = tanh(a[i][j])",
                                .shapes = elementwise_shapes,
                                .dual = "tanh"};
-  template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>&) {
-    return same_shape_as_first(in);
-  }
-  template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label);
-};
-
-template <Real T> Var<T> TanhOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   // Both vectorised for double (autodiff/vector_math.hpp): tanh itself, and the exp of the derivative.
-  return record_unary_arrays<TanhOp>(
-      in, p, std::move(label),
-      [](const Matrix<T>& x, Matrix<T>& result) {
-        result = x;
-        tanh_in_place(result.data(), static_cast<std::size_t>(result.size()));
-      },
-      [](const Matrix<T>& x, const Matrix<T>&, Matrix<T>& d) { tanh_derivative_of(x, d); });
-}
-#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, TanhOp, T)
+  template <Real T> static void forward(const Matrix<T>& x, Matrix<T>& result) {
+    result = x;
+    tanh_in_place(result.data(), static_cast<std::size_t>(result.size()));
+  }
+  template <Real T> static void derivative(const Matrix<T>& x, const Matrix<T>&, Matrix<T>& d) {
+    tanh_derivative_of(x, d);
+  }
+};
+#define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, UnaryOp<TanhOp>, T)
 #include "../autodiff/instances.hpp"
 
 template <Real T> Var<T> tanh(const Var<T>& a, std::string label = {}) {

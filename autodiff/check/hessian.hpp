@@ -215,10 +215,13 @@ template <Real R> CheckReport compare_hessians(const Matrix<R>& engine, const He
 template <Real T, Real R, class F> CheckReport check_hessian(const F& f, const std::vector<Matrix<T>>& inputs,
                                                              const std::vector<std::string>& names,
                                                              unsigned reference_digits = 0) {
+  std::vector<Shape> shapes; // each input's shape as the graph views it (set_input_shape), for naming entries
   {
     Tape<T> tape;
     record_graph(tape, f, inputs, names);
     require_no_detach(tape, "Hessian check");
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      shapes.push_back(tape.var(k).shape());
   }
   const Matrix<T> engine = hessian(f, inputs, names);
   // T's part settled before R's digits take effect (both may be MPFR).
@@ -228,11 +231,8 @@ template <Real T, Real R, class F> CheckReport check_hessian(const F& f, const s
   if constexpr (runtime_precision<R>)
     if (reference_digits > 0) digits.emplace(reference_digits);
   std::vector<Matrix<R>> x;
-  std::vector<Shape> shapes;
-  for (const Matrix<T>& m : inputs) {
+  for (const Matrix<T>& m : inputs)
     x.push_back(convert<R>(m));
-    shapes.push_back(Shape{m.rows(), m.cols()});
-  }
   return compare_hessians<R>(convert<R>(engine), hessian_reference(f, x, names), exact_convert<R>(engine_tol),
                              engine_name, names, shapes);
 }

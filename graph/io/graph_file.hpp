@@ -90,17 +90,16 @@ struct GraphSpec {
   std::string output;
 };
 
-/// For the commands that check gradients (check, bugs, dot --check): a UsageError naming the first input or real
-/// constant entry that is NaN. The format allows one (`grad` computes through it), but no gradient can be checked
-/// at a point that is not a number: every difference quotient there is NaN.
+/// For the commands that check gradients (check, bugs, dot --check): a UsageError naming the file and the first
+/// input or real constant entry that is NaN. The format allows one (`grad` computes through it), but no gradient can be
+/// checked at a point that is not a number: every difference quotient there is NaN.
 inline void require_numeric_inputs(const GraphSpec& spec, std::string_view command) {
   const auto refuse = [&](const std::string& what, const TensorText& t) {
     for (std::size_t e = 0; e < t.entries.size(); ++e)
       if (t.entries[e] == "nan")
-        throw UsageError(std::string(command) + ": " + what + " entry " +
-                         entry_string(t.shape, static_cast<Eigen::Index>(e)) + " of " + spec.file +
-                         " is NaN: no gradient can be checked at a point that is not a number (tapegrad grad "
-                         "computes through it)");
+        throw UsageError(spec.file + ": " + what + " entry " + entry_string(t.shape, static_cast<Eigen::Index>(e)) +
+                         " is NaN: '" + std::string(command) +
+                         "' cannot check a gradient at a point that is not a number ('grad' computes through it)");
   };
   for (const auto& [name, value] : spec.inputs)
     refuse("input '" + name + "'", value);

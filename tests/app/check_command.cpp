@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -167,6 +168,40 @@ TEST_CASE("merge: missing, repeated or mismatched shards and whole reports are u
                                                                "warnings": []})")}},
                                     out),
                   tapegrad::UsageError);
+  // A check's worst_index must index its shape with integers; the message names the file and the check. A shape
+  // of more entries than a tensor holds is refused before its index is flattened (no overflow).
+  const auto tampered = [&](const char* name, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json doc = nlohmann::json::parse(std::ifstream(files[0]));
+    REQUIRE(!doc.at("checks").empty());
+    edit(doc["checks"][0]);
+    const std::string file = temp_file(name, doc.dump());
+    try {
+      run_merge_command({{file, files[1]}}, out);
+      FAIL("merge took " << name);
+    } catch (const tapegrad::UsageError& e) {
+      const std::string what = e.what();
+      MESSAGE(what);
+      CHECK(what.rfind("merge: " + file + " (shard 0): check '", 0) == 0);
+      return what;
+    }
+    return std::string();
+  };
+  CHECK(tampered("float_index.json", [](nlohmann::json& c) {
+          c["worst_index"] = {0.5, 0};
+        }).find("worst_index [0.5,0] is not a list of integers") != std::string::npos);
+  CHECK(tampered("bool_index.json", [](nlohmann::json& c) {
+          c["worst_index"] = {true, 0};
+        }).find("is not a list of integers") != std::string::npos);
+  CHECK(tampered("outside.json", [](nlohmann::json& c) {
+          c["worst_index"] = {0, 7};
+          c["shape"] = {2, 7};
+        }).find("worst_index [0,7] is outside its shape [2,7]") != std::string::npos);
+  CHECK(tampered("huge.json", [](nlohmann::json& c) {
+          c["worst_index"] = {1, 1, 1};
+          c["shape"] = {3037000500L, 3037000500L, 2};
+        }).find("indexes more entries than a tensor holds") != std::string::npos);
+  CHECK(tampered("no_shape.json", [](nlohmann::json& c) { c.erase("shape"); }).find("written by an older tapegrad") !=
+        std::string::npos);
   CHECK_THROWS_WITH_AS(run_merge_command({{files[0]}}, out), "merge: shards 1 of 2 are missing", tapegrad::UsageError);
   CHECK_THROWS_AS(run_merge_command({{files[0], files[0], files[1]}}, out), tapegrad::UsageError);
   CHECK_THROWS_AS(run_merge_command({{files[0], files[2]}}, out), tapegrad::UsageError);
@@ -187,7 +222,8 @@ TEST_CASE("every spelling of the scalar table selects its own row, and a number 
   for (const tapegrad::ScalarType& s : tapegrad::scalar_types) {
     if (s.spelling.empty()) continue;
     const Precision p = parse_precision("--precision", std::string(s.spelling));
-    const std::string name = with_precision(p, [](auto t) { return tapegrad::precision_name<typename decltype(t)::type>(); });
+    const std::string name =
+        with_precision(p, [](auto t) { return tapegrad::precision_name<typename decltype(t)::type>(); });
     CHECK(name == s.spelling);
     ++spelled;
   }
