@@ -121,8 +121,6 @@ class Converter:
         for key, value in kwargs.items():
             if key not in ALLOWED or (key == "dtype" and value is not None):
                 raise Unsupported(f"{where}: argument {key}={value!r}, which graph files have no counterpart for")
-        if "axis" in kwargs:
-            raise Unsupported(f"{where}: write dim= instead of axis=")
 
         def positional(count):  # at most `count` positional arguments
             if len(args) > count:
@@ -205,6 +203,8 @@ class Converter:
             dim = self.dim_of(args, kwargs, 1)
             if not isinstance(dim, int):
                 raise Unsupported(f"{where}: {op} without a dim (PyTorch's implicit dim is deprecated): give dim=")
+            if rank(args[0]) == 0:  # torch takes it (softmax 1, log_softmax 0); graph files have no dim there
+                raise Unsupported(f"{where}: {op} of a rank-0 tensor, which is a constant (1 or 0)")
             return self.emit(n.name, op, [ref(args[0])], dim=dim)
         if (not is_method and target in (torch.sum, torch.mean)) or (is_method and target in ("sum", "mean")):
             op = ("sum" if target is torch.sum else "mean") if not is_method else target
@@ -213,10 +213,14 @@ class Converter:
                 raise Unsupported(f"{where}: arguments {sorted(set(kwargs) - {'dim', 'keepdim'})} that {op} does not take")
             dim = self.dim_of(args, kwargs, 1)
             keepdim = kwargs.get("keepdim", False)
+            if isinstance(dim, (tuple, list)) and len(dim) == 0:  # torch: an empty dim list reduces every dim
+                dim = None
+            if rank(args[0]) == 0 or (dim is None and keepdim):
+                # Graph files' form without keys: every entry, A's rank kept with every size 1 (torch's keepdim
+                # result; a rank-0 operand stays rank 0, where torch takes a dim of 0 or -1 and does the same).
+                return self.emit(n.name, op, [ref(args[0])])
             if dim is None:  # every entry: torch gives rank 0, as does a dim list of every dim
-                if rank(args[0]) == 0:
-                    return self.emit(n.name, op, [ref(args[0])])
-                dim, keepdim = list(range(rank(args[0]))), False
+                dim = list(range(rank(args[0])))
             params = {"dim": list(dim) if isinstance(dim, (tuple, list)) else dim}
             if keepdim:
                 params["keepdim"] = True

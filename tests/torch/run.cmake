@@ -93,6 +93,19 @@ run(0 "four_d.json \\(6 nodes\\)" ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegra
     ${WORK_DIR}/four_d)
 run(0 "given vs reference tape +3 checks, all pass.*verdict: PASS" ${PROGRAM} check ${WORK_DIR}/four_d.json
     --gradients ${WORK_DIR}/four_d.float64.json --quiet)
+# torch's reductions without a dim: dim=() reduces every dim (rank 0), mean(dim=None, keepdim=True) keeps the
+# rank with every size 1 (so softmax over dim 0 of the 1 x 3 sum with v is all ones), a dim on a rank-0 tensor
+# leaves it rank 0. The value PyTorch computed is in the gradient file: the check compares it with the graph's.
+file(WRITE ${WORK_DIR}/reductions.py
+     "import torch\n\n\ndef f(X, v):\n"
+     "    m = X.mean(dim=None, keepdim=True)\n"
+     "    return (torch.softmax(m + v, dim=0) * X.sum(dim=()).sum(0)).sum()\n\n\n"
+     "def inputs():\n    g = torch.Generator().manual_seed(5)\n"
+     "    return {\"X\": torch.randn(2, 3, generator=g), \"v\": torch.randn(3, generator=g)}\n")
+run(0 "reductions.json \\(7 nodes\\)" ${PYTHON} ${SOURCE_DIR}/tools/torch_to_tapegrad.py ${WORK_DIR}/reductions.py
+    ${WORK_DIR}/reductions)
+run(0 "tape vs given forward +1 check, +all pass.*given vs reference tape +2 checks, +all pass.*verdict: PASS" ${PROGRAM}
+    check ${WORK_DIR}/reductions.json --gradients ${WORK_DIR}/reductions.float64.json --quiet)
 # What graph files have no op for yet is refused naming the fx node: cross_entropy with integer targets.
 file(WRITE ${WORK_DIR}/targets.py
      "import torch\nimport torch.nn.functional as F\n\n\ndef f(X):\n"
