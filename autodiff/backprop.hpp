@@ -11,6 +11,10 @@ namespace tapegrad {
 
 template <Real T> class Tape;
 
+/// How a contribution is written into an adjoint: over it (its old entries are never read, so it needs no zeroing
+/// first: a GEMM's beta = 0) or added to it (beta = 1).
+enum class Into { assign, add };
+
 /// What a VJP sees while the tape sweeps backwards through its node.
 template <Real T> class Backprop {
 public:
@@ -33,6 +37,13 @@ public:
   /// scratch matrix, added afterwards.
   template <class Fill> void accumulate_with(std::size_t k, Fill&& fill) {
     tape_.accumulate_with(tape_.parent(node_, k), std::forward<Fill>(fill));
+  }
+  /// The same, written in place: `write(Matrix<T>& adjoint, Into into)` assigns the whole contribution
+  /// (Into::assign: parent k's first this sweep; `adjoint` is shaped, its contents unspecified) or adds it
+  /// (Into::add) to parent k's adjoint. Neither a temporary nor a zeroing pass: for contributions that a kernel can
+  /// add where it writes (a GEMM with beta = 1, a layout op's inverse map).
+  template <class Write> void accumulate_in_place(std::size_t k, Write&& write) {
+    tape_.accumulate_in_place(tape_.parent(node_, k), std::forward<Write>(write));
   }
   /// The tape's work matrix (see Tape::work(): every use overwrites it), for a VJP's temporaries; never the
   /// matrix accumulate_with fills.

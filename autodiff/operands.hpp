@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace tapegrad {
 
@@ -88,6 +89,8 @@ void require_domain(const OpInfo& op, std::span<const Var<T>> in, std::size_t k,
 /// leaves softmax, log_softmax, logsumexp and cross_entropy undefined there (inf - inf).
 template <Real T, class Slice> void refuse_plus_inf(const Matrix<T>& x, std::string_view op, const std::string& operand,
                                                     const std::string& label, const Slice& slice) {
+  if constexpr (std::is_floating_point_v<T>) // one vectorised pass (NaN ignored) before the search
+    if (x.size() == 0 || x.template maxCoeff<Eigen::PropagateNumbers>() != infinity<T>()) return;
   for (Eigen::Index i = 0; i < x.rows(); ++i)
     for (Eigen::Index j = 0; j < x.cols(); ++j)
       if (x(i, j) == infinity<T>())

@@ -312,6 +312,16 @@ private:
     }
     contributed(i);
   }
+  // A write that throws part way (Into::add) leaves the adjoint partly added and marked held: only a kernel's
+  // allocation can throw there, and the sweep does not go on after an exception.
+  template <class Write> void accumulate_in_place(std::size_t i, Write&& write) {
+    Node& n = nodes_[i];
+    const Into into = assigns(i) ? Into::assign : Into::add;
+    if (into == Into::assign) n.adjoint.resize(n.value.rows(), n.value.cols());
+    assert(n.adjoint.rows() == n.value.rows() && n.adjoint.cols() == n.value.cols());
+    write(n.adjoint, into);
+    contributed(i);
+  }
 
   /// The seed must have out's shape (in its storage view).
   void check_seed(const Var<T>& out, const Matrix<T>& seed) const;

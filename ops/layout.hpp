@@ -46,6 +46,27 @@ inline bool reads_in_order(const StridedMap& m) {
   return in_order;
 }
 
+/// Whether the map reads every entry of an operand of shape `operand` exactly once, so that its inverse writes every
+/// entry of the operand's gradient: as many entries, no offset, and the map either reads in row-major order (a
+/// reshape's) or walks the operand's own dims in another order (a permutation's strides).
+inline bool reads_each_once(const StridedMap& m, const Shape& operand) {
+  if (m.out.numel() != operand.numel() || m.offset != 0) return false;
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> walked, dims; // (size, stride) of each dim of size > 1
+  const auto out_strides = m.out.strides(), strides = operand.strides();
+  bool in_order = true;
+  for (std::size_t k = 0; k < m.out.rank(); ++k)
+    if (m.out[k] > 1) {
+      walked.emplace_back(m.out[k], m.stride[k]);
+      in_order = in_order && m.stride[k] == out_strides[k];
+    }
+  if (in_order) return true;
+  for (std::size_t k = 0; k < operand.rank(); ++k)
+    if (operand[k] > 1) dims.emplace_back(operand[k], strides[k]);
+  std::sort(walked.begin(), walked.end());
+  std::sort(dims.begin(), dims.end());
+  return walked == dims;
+}
+
 /// The map that reads a tensor of shape `in` in its own order, as shape `out` (same count): reshape's.
 inline StridedMap row_major_map(const Shape& out) {
   StridedMap m{out};
@@ -65,13 +86,17 @@ Var<T> record_layout(std::span<const Var<T>> in, const Params<T>& p, std::string
   const T* a = in[0].value().data();
   T* r = result.data();
   map.run([&](Eigen::Index o, Eigen::Index s) { r[o] = a[s]; });
+  // Every operand entry read exactly once (reshape, permute, transpose, unsqueeze, squeeze; an expand, slice or
+  // select that changes nothing): a first contribution writes each and needs no zeroing.
+  const bool each_once = reads_each_once(map, in[0].shape());
   return tape.template record<Op>(
       in, map.out, std::move(result),
-      [map](Backprop<T>& bp) {
-        bp.accumulate_with(0, [&](Matrix<T>& da) {
-          da.setZero();
+      [map, each_once](Backprop<T>& bp) {
+        bp.accumulate_in_place(0, [&](Matrix<T>& da, Into into) {
           const T* g = bp.grad().data();
           T* d = da.data();
+          if (into == Into::assign && each_once) return map.run([&](Eigen::Index o, Eigen::Index s) { d[s] = g[o]; });
+          if (into == Into::assign) da.setZero();
           map.run([&](Eigen::Index o, Eigen::Index s) { d[s] += g[o]; });
         });
       },

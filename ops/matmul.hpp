@@ -2,8 +2,11 @@
 #include "../autodiff/operands.hpp"
 #include "transpose.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace tapegrad {
 
@@ -33,21 +36,84 @@ template <Real T> Matrix<T> matmul_loops(const Matrix<T>& a, const Matrix<T>& b)
 /// Whether a product's operand is used as it is or transposed.
 enum class Transposed { no, yes };
 
-/// c = op(a) op(b) with the fastest kernel measured for T: Eigen for float and double (which hands the
-/// product to OpenBLAS when the build uses BLAS), plain loops otherwise. c must be shaped already and must
-/// not alias a or b.
+/// c (m x p) = op(a) op(b) (Into::assign: c's old entries are never read) or += (Into::add), in raw row-major
+/// storage: a is m x n (n x m stored, when transposed), b n x p (p x n stored), c has leading dimension p. float
+/// and double go to BLAS's gemm with beta = 0 or 1 when the build uses BLAS (Eigen's own `c = a b` zeroes c, a
+/// pass over memory, and then adds), except products as small as those Eigen evaluates coefficient by coefficient
+/// (n + m + p < 20) and matrix-vector products (m or p is 1: Eigen hands those to gemv), which Eigen's maps take;
+/// i-k-j loops for the other types.
+template <Real T> void product_into(T* c, Into into, const T* a, Transposed ta, const T* b, Transposed tb,
+                                    Eigen::Index m, Eigen::Index n, Eigen::Index p) {
+  if (m == 0 || p == 0) return;
+  if (n == 0) { // an empty sum
+    if (into == Into::assign) std::fill(c, c + m * p, T(0));
+    return;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+#ifdef EIGEN_USE_BLAS
+    constexpr Eigen::Index int_max = std::numeric_limits<int>::max();
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>)
+      if (n + m + p >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD && m > 1 && p > 1 && m <= int_max && n <= int_max &&
+          p <= int_max) {
+        // Row-major c is column-major c^T = op(b)^T op(a)^T: b's storage read as column-major is b^T (or, stored
+        // transposed, op(b) itself, so 'T'), likewise a's.
+        const char tb_char = tb == Transposed::no ? 'N' : 'T', ta_char = ta == Transposed::no ? 'N' : 'T';
+        const int M = static_cast<int>(p), N = static_cast<int>(m), K = static_cast<int>(n);
+        const int ldb = static_cast<int>(tb == Transposed::no ? p : n),
+                  lda = static_cast<int>(ta == Transposed::no ? n : m);
+        const T one = 1, beta = into == Into::assign ? T(0) : T(1);
+        if constexpr (std::is_same_v<T, double>)
+          dgemm_(&tb_char, &ta_char, &M, &N, &K, &one, b, &ldb, a, &lda, &beta, c, &M);
+        else
+          sgemm_(&tb_char, &ta_char, &M, &N, &K, &one, b, &ldb, a, &lda, &beta, c, &M);
+        return;
+      }
+#endif
+    using Map = Eigen::Map<Matrix<T>>;
+    using ConstMap = Eigen::Map<const Matrix<T>>;
+    Map C(c, m, p);
+    const ConstMap A(a, ta == Transposed::no ? m : n, ta == Transposed::no ? n : m);
+    const ConstMap B(b, tb == Transposed::no ? n : p, tb == Transposed::no ? p : n);
+    const auto write = [&](const auto& product) {
+      if (into == Into::assign)
+        C.noalias() = product;
+      else
+        C.noalias() += product;
+    };
+    if (ta == Transposed::no && tb == Transposed::no)
+      write(A * B);
+    else if (ta == Transposed::no)
+      write(A * B.transpose());
+    else if (tb == Transposed::no)
+      write(A.transpose() * B);
+    else
+      write(A.transpose() * B.transpose());
+  } else {
+    const auto at = [&](Eigen::Index i, Eigen::Index k) -> const T& {
+      return ta == Transposed::no ? a[i * n + k] : a[k * m + i];
+    };
+    const auto bt = [&](Eigen::Index k, Eigen::Index j) -> const T& {
+      return tb == Transposed::no ? b[k * p + j] : b[j * n + k];
+    };
+    if (into == Into::assign) std::fill(c, c + m * p, T(0));
+    for (Eigen::Index i = 0; i < m; ++i)
+      for (Eigen::Index k = 0; k < n; ++k) {
+        const T& aik = at(i, k);
+        for (Eigen::Index j = 0; j < p; ++j)
+          c[i * p + j] += aik * bt(k, j);
+      }
+  }
+}
+
+/// c = op(a) op(b) with the fastest kernel measured for T: product_into for float and double (BLAS's gemm when
+/// the build uses it), plain loops otherwise. c must be shaped already and must not alias a or b.
 template <Real T> void product(Matrix<T>& c, const Matrix<T>& a, Transposed ta, const Matrix<T>& b, Transposed tb) {
   assert(c.rows() == (ta == Transposed::no ? a.rows() : a.cols()));
   assert(c.cols() == (tb == Transposed::no ? b.cols() : b.rows()));
-  if constexpr (std::is_floating_point_v<T>) { // Eigen (OpenBLAS behind it when the build uses BLAS)
-    if (ta == Transposed::no && tb == Transposed::no)
-      c.noalias() = a * b;
-    else if (ta == Transposed::no)
-      c.noalias() = a * b.transpose();
-    else if (tb == Transposed::no)
-      c.noalias() = a.transpose() * b;
-    else
-      c.noalias() = a.transpose() * b.transpose();
+  assert((ta == Transposed::no ? a.cols() : a.rows()) == (tb == Transposed::no ? b.rows() : b.cols()));
+  if constexpr (std::is_floating_point_v<T>) { // BLAS's gemm with beta = 0 when the build uses it, else Eigen's
+    product_into(c.data(), Into::assign, a.data(), ta, b.data(), tb, c.rows(),
+                 ta == Transposed::no ? a.cols() : a.rows(), c.cols());
   } else {
     if (ta == Transposed::no && tb == Transposed::no)
       matmul_loops(c, a, b);
@@ -103,41 +169,6 @@ template <Real T> Matrix<T> product(const Matrix<T>& a, const Matrix<T>& b) {
   Matrix<T> c(a.rows(), b.cols());
   product(c, a, b);
   return c;
-}
-
-/// c (m x p) += op(a) op(b) for one pair of slices of a batch, in raw row-major storage: a is m x n (or n x m
-/// stored, when transposed), b n x p (or p x n). Eigen's product on maps for float and double (OpenBLAS behind
-/// it when the build uses BLAS), i-k-j loops otherwise.
-template <Real T> void product_add(T* c, const T* a, Transposed ta, const T* b, Transposed tb, Eigen::Index m,
-                                   Eigen::Index n, Eigen::Index p) {
-  using Map = Eigen::Map<Matrix<T>>;
-  using ConstMap = Eigen::Map<const Matrix<T>>;
-  if constexpr (std::is_floating_point_v<T>) {
-    Map C(c, m, p);
-    const ConstMap A(a, ta == Transposed::no ? m : n, ta == Transposed::no ? n : m);
-    const ConstMap B(b, tb == Transposed::no ? n : p, tb == Transposed::no ? p : n);
-    if (ta == Transposed::no && tb == Transposed::no)
-      C.noalias() += A * B;
-    else if (ta == Transposed::no)
-      C.noalias() += A * B.transpose();
-    else if (tb == Transposed::no)
-      C.noalias() += A.transpose() * B;
-    else
-      C.noalias() += A.transpose() * B.transpose();
-  } else {
-    const auto at = [&](Eigen::Index i, Eigen::Index k) -> const T& {
-      return ta == Transposed::no ? a[i * n + k] : a[k * m + i];
-    };
-    const auto bt = [&](Eigen::Index k, Eigen::Index j) -> const T& {
-      return tb == Transposed::no ? b[k * p + j] : b[j * n + k];
-    };
-    for (Eigen::Index i = 0; i < m; ++i)
-      for (Eigen::Index k = 0; k < n; ++k) {
-        const T& aik = at(i, k);
-        for (Eigen::Index j = 0; j < p; ++j)
-          c[i * p + j] += aik * bt(k, j);
-      }
-  }
 }
 
 /// How matmul sees its operands (torch.matmul): the matrices multiplied (m x n times n x p) and the batch dims
@@ -222,15 +253,20 @@ template <Real T> Var<T> MatMulOp::apply(std::span<const Var<T>> in, const Param
         const Matrix<T>& b = bp.input(1);
         const Matrix<T>& g = bp.grad();
         if constexpr (std::is_floating_point_v<T>) {
-          // Eigen evaluates into the adjoint (+= is gemm's beta = 1), unless the transposed product is faster
+          // gemm writes into the adjoint (beta = 0 for the first contribution, 1 after), unless the transposed
+          // product is faster
           if (transposed_is_faster<T>(a.rows(), a.cols(), g.cols()))
             bp.accumulate_with(0, [&](Matrix<T>& da) { product(da, g, N, b, Tr, bp.work()); });
           else
-            bp.accumulate(0, g * b.transpose());
+            bp.accumulate_in_place(0, [&](Matrix<T>& da, Into into) {
+              product_into(da.data(), into, g.data(), N, b.data(), Tr, a.rows(), g.cols(), a.cols());
+            });
           if (transposed_is_faster<T>(b.rows(), b.cols(), g.rows()))
             bp.accumulate_with(1, [&](Matrix<T>& db) { product(db, a, Tr, g, N, bp.work()); });
           else
-            bp.accumulate(1, a.transpose() * g);
+            bp.accumulate_in_place(1, [&](Matrix<T>& db, Into into) {
+              product_into(db.data(), into, a.data(), Tr, g.data(), N, b.rows(), g.rows(), b.cols());
+            });
         } else { // written straight into the adjoint when it is the first contribution: no product temporary
           bp.accumulate_with(0, [&](Matrix<T>& da) { product(da, g, N, b, Tr); });
           bp.accumulate_with(1, [&](Matrix<T>& db) { product(db, a, Tr, g, N); });
@@ -244,25 +280,37 @@ Var<T> MatMulOp::apply_batched(std::span<const Var<T>> in, const Params<T>&, std
   Tape<T>& tape = in[0].tape();
   constexpr Transposed N = Transposed::no, Tr = Transposed::yes;
   Matrix<T> result = tape.buffer(l.out);
-  result.setZero();
   const T *a = in[0].value().data(), *b = in[1].value().data();
-  l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) {
-    product_add(result.data() + c, a + ia, N, b + ib, N, l.m, l.n, l.p);
+  l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) { // every slice of the result written once
+    product_into(result.data() + c, Into::assign, a + ia, N, b + ib, N, l.m, l.n, l.p);
   });
   return tape.template record<MatMulOp>(
       in, l.out, std::move(result),
       [l](Backprop<T>& bp) {
         const T *a = bp.input(0).data(), *b = bp.input(1).data(), *g = bp.grad().data();
-        bp.accumulate_with(0, [&](Matrix<T>& da) { // each batch entry's grad b^T, added where a was repeated
-          da.setZero();
+        // An operand repeated over batch entries (broadcast) has a slice that several products add into: the
+        // first assigns when the contribution does, the others add.
+        const auto slices = [](Into into, Eigen::Index count) {
+          return std::vector<unsigned char>(into == Into::assign ? static_cast<std::size_t>(count) : 0, 0);
+        };
+        const auto slice_into = [](std::vector<unsigned char>& written, Into into, Eigen::Index slice) {
+          if (into == Into::add || written[static_cast<std::size_t>(slice)]) return Into::add;
+          written[static_cast<std::size_t>(slice)] = 1;
+          return Into::assign;
+        };
+        assert(l.m > 0 && l.n > 0 && l.p > 0 && l.batch.numel() > 0); // values are never empty
+        bp.accumulate_in_place(0, [&](Matrix<T>& da, Into into) {     // each batch entry's grad b^T
+          auto written = slices(into, l.a_batch.numel());
           l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) {
-            product_add(da.data() + ia, g + c, N, b + ib, Tr, l.m, l.p, l.n);
+            product_into(da.data() + ia, slice_into(written, into, ia / (l.m * l.n)), g + c, N, b + ib, Tr, l.m, l.p,
+                         l.n);
           });
         });
-        bp.accumulate_with(1, [&](Matrix<T>& db) { // each batch entry's a^T grad
-          db.setZero();
+        bp.accumulate_in_place(1, [&](Matrix<T>& db, Into into) { // each batch entry's a^T grad
+          auto written = slices(into, l.b_batch.numel());
           l.each([&](Eigen::Index c, Eigen::Index ia, Eigen::Index ib) {
-            product_add(db.data() + ib, a + ia, Tr, g + c, N, l.n, l.m, l.p);
+            product_into(db.data() + ib, slice_into(written, into, ib / (l.n * l.p)), a + ia, Tr, g + c, N, l.n, l.m,
+                         l.p);
           });
         });
       },

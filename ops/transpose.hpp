@@ -6,18 +6,34 @@
 
 namespace tapegrad {
 
-/// out = a^T (out shaped n x m already, not a itself), in 16 x 16 tiles: a whole transposed copy reads a's
-/// columns with a stride of a row and touches a new cache line per entry; a tile of doubles reads 32 lines
-/// (16 rows of 128 bytes) and writes 32. At attention's K (512 x 64) the tiles took 7.5 us and Eigen's
-/// whole-matrix transposed copy 24.8 us (bench/elementwise.cpp, BM_Transpose, one run).
+/// out = a^T (Into::assign) or out += a^T (Into::add) for a, rows x cols, and out, cols x rows, in raw row-major
+/// storage (not overlapping), in 16 x 16 tiles: a whole transposed copy reads a's columns with a stride of a row
+/// and touches a new cache line per entry; a tile of doubles reads 32 lines (16 rows of 128 bytes) and writes 32. At
+/// attention's K (512 x 64) the tiles took 7.5 us and Eigen's whole-matrix transposed copy 24.8 us
+/// (bench/elementwise.cpp, BM_Transpose, one run).
+template <Real T> void transpose_tiled(T* out, Into into, const T* a, Eigen::Index rows, Eigen::Index cols) {
+  const Eigen::Map<const Matrix<T>> A(a, rows, cols);
+  Eigen::Map<Matrix<T>> Out(out, cols, rows);
+  constexpr Eigen::Index tile = 16;
+  for (Eigen::Index i = 0; i < rows; i += tile)
+    for (Eigen::Index j = 0; j < cols; j += tile) {
+      const Eigen::Index r = std::min(tile, rows - i), c = std::min(tile, cols - j);
+      if (r == tile && c == tile) { // a whole tile: fixed sizes, which Eigen unrolls
+        if (into == Into::assign)
+          Out.template block<tile, tile>(j, i).noalias() = A.template block<tile, tile>(i, j).transpose();
+        else
+          Out.template block<tile, tile>(j, i).noalias() += A.template block<tile, tile>(i, j).transpose();
+      } else if (into == Into::assign) {
+        Out.block(j, i, c, r).noalias() = A.block(i, j, r, c).transpose();
+      } else {
+        Out.block(j, i, c, r).noalias() += A.block(i, j, r, c).transpose();
+      }
+    }
+}
+/// out = a^T (out shaped n x m already, not a itself).
 template <Real T> void transpose_tiled(Matrix<T>& out, const Matrix<T>& a) {
   assert(out.rows() == a.cols() && out.cols() == a.rows() && &out != &a);
-  constexpr Eigen::Index tile = 16;
-  for (Eigen::Index i = 0; i < a.rows(); i += tile)
-    for (Eigen::Index j = 0; j < a.cols(); j += tile) {
-      const Eigen::Index rows = std::min(tile, a.rows() - i), cols = std::min(tile, a.cols() - j);
-      out.block(j, i, cols, rows).noalias() = a.block(i, j, rows, cols).transpose();
-    }
+  transpose_tiled(out.data(), Into::assign, a.data(), a.rows(), a.cols());
 }
 
 /// transpose(a), transpose(a, dim0, dim1): two dims swapped, the last two when none are given (torch.transpose;
@@ -69,14 +85,24 @@ struct TransposeOp {
 template <Real T> Var<T> TransposeOp::apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
   Tape<T>& tape = common_tape(info, in);
   const auto [d0, d1] = swapped(in[0], p);
-  const Shape out = shape(in, p);
-  if (in[0].rank() != 2 || d0 == d1) // a tensor's dims, or nothing swapped: the index map
+  const std::size_t r = in[0].rank();
+  if (d0 == d1 || std::max(d0, d1) != r - 1 || std::min(d0, d1) != r - 2) // not the last two dims: the index map
     return record_layout<TransposeOp>(in, p, std::move(label), map(in[0], p));
+  // The last two dims: each trailing matrix transposed in tiles.
+  const Shape out = shape(in, p);
+  const Eigen::Index rows = out[r - 1], cols = out[r - 2], slices = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
+  tape.check_entries(out.rows(), out.cols(), [&] { return "transpose(" + in[0].name() + "): the result"; });
   Matrix<T> result = tape.buffer(out);
-  transpose_tiled(result, in[0].value());
+  for (Eigen::Index e = 0; e < slices; ++e)
+    transpose_tiled(result.data() + e * rows * cols, Into::assign, in[0].value().data() + e * rows * cols, rows, cols);
   return tape.template record<TransposeOp>(
       in, out, std::move(result),
-      [](Backprop<T>& bp) { bp.accumulate_with(0, [&](Matrix<T>& da) { transpose_tiled(da, bp.grad()); }); },
+      [slices, rows, cols](Backprop<T>& bp) {
+        bp.accumulate_in_place(0, [&](Matrix<T>& da, Into into) { // the same swap: its own inverse
+          for (Eigen::Index e = 0; e < slices; ++e)
+            transpose_tiled(da.data() + e * rows * cols, into, bp.grad().data() + e * rows * cols, cols, rows);
+        });
+      },
       std::move(label), p);
 }
 #define TAPEGRAD_INSTANCE(prefix, T) TAPEGRAD_OP_INSTANCE(prefix, TransposeOp, T)

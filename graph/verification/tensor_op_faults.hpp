@@ -266,15 +266,13 @@ struct MatMulNoTransposeFault {
       const Eigen::Index m = sa[sa.rank() - 2], n = sa[sa.rank() - 1], q = sb[sb.rank() - 1];
       const Eigen::Index batch = sa.take_front(sa.rank() - 2).numel();
       const T *a = bp.input(0).data(), *b = bp.input(1).data(), *g = bp.grad().data();
-      bp.accumulate_with(0, [&](Matrix<T>& da) {
-        da.setZero();
+      bp.accumulate_with(0, [&](Matrix<T>& da) { // each slice written once (applies() wants equal batch dims)
         for (Eigen::Index e = 0; e < batch; ++e)
-          product_add(da.data() + e * m * n, g + e * m * q, N, b + e * n * q, n == q ? N : Tr, m, q, n);
+          product_into(da.data() + e * m * n, Into::assign, g + e * m * q, N, b + e * n * q, n == q ? N : Tr, m, q, n);
       });
       bp.accumulate_with(1, [&](Matrix<T>& db) {
-        db.setZero();
         for (Eigen::Index e = 0; e < batch; ++e)
-          product_add(db.data() + e * n * q, a + e * m * n, m == n ? N : Tr, g + e * m * q, N, n, m, q);
+          product_into(db.data() + e * n * q, Into::assign, a + e * m * n, m == n ? N : Tr, g + e * m * q, N, n, m, q);
       });
     });
   }
