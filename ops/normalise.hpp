@@ -115,8 +115,9 @@ template <Real T, class X> RowStatistics<T> row_statistics(const X& x, const T& 
 /// with z = x - c and s^2 = mean(z^2) + eps. The term k = j of mean(z^2) and of mean(u z) cancels exactly, so both
 /// sums leave it out (over k != j, from prefix and suffix sums): rms_norm over one entry, y = x / sqrt(x^2 + eps),
 /// gives d = h eps / s^3 to W's rounding, where (h - y mean(h y)) / s loses x^2 / eps of it to 1 - y^2.
+/// `after` is workspace (any contents; resized to 2 (K + 1)), kept by a caller that runs many groups.
 template <class W> void normalise_jacobian(std::span<const W> h, std::span<const W> z, const W& s, const W& eps,
-                                           bool centred, std::span<W> d) {
+                                           bool centred, std::span<W> d, std::vector<W>& after) {
   const std::size_t K = h.size();
   const W n = W(static_cast<long>(K));
   W mean_h(0);
@@ -126,7 +127,10 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     mean_h = W(mean_h / n);
   }
   const auto u = [&](std::size_t k) { return centred ? W(h[k] - mean_h) : h[k]; };
-  std::vector<W> squares_after(K + 1, W(0)), products_after(K + 1, W(0)); // sums over k > j, at j + 1
+  after.resize(2 * (K + 1));
+  const std::span<W> squares_after(after.data(), K + 1), products_after(after.data() + K + 1, K + 1); // k > j, at j + 1
+  squares_after[K] = W(0);
+  products_after[K] = W(0);
   for (std::size_t k = K; k-- > 0;) {
     squares_after[k] = W(squares_after[k + 1] + z[k] * z[k]);
     products_after[k] = W(products_after[k + 1] + u(k) * z[k]);
@@ -154,7 +158,8 @@ void normalised_group(std::span<const W> x, const W& c, const W& s, const W& eps
       tangent[j] = x[j].eps;
       z[j] = U(x[j].val - c.val);
     }
-    normalise_jacobian<U>(tangent, z, s.val, eps.val, centred, dy);
+    std::vector<U> work;
+    normalise_jacobian<U>(tangent, z, s.val, eps.val, centred, dy, work);
     for (std::size_t j = 0; j < x.size(); ++j)
       y[j].eps = dy[j];
   }
@@ -233,7 +238,7 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
         const auto y = [&](Eigen::Index i, Eigen::Index j) {
           return W((widen(x(i, j)) - stats.centre(i, 0)) / stats.scale(i, 0));
         };
-        std::vector<W> h(k), z(k), d(k);
+        std::vector<W> h(k), z(k), d(k), work;
         bp.accumulate_with(0, [&](Matrix<T>& da) {
           Eigen::Map<Matrix<T>> out(da.data(), R, K);
           for (Eigen::Index i = 0; i < R; ++i) {
@@ -242,7 +247,7 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
               z[u] = W(widen(x(i, j)) - stats.centre(i, 0));
               h[u] = operands > 1 ? W(widen(g(i, j)) * widen(bp.input(1).data()[j])) : widen(g(i, j));
             }
-            normalise_jacobian<W>(h, z, stats.scale(i, 0), eps, centred, d);
+            normalise_jacobian<W>(h, z, stats.scale(i, 0), eps, centred, d, work);
             for (Eigen::Index j = 0; j < K; ++j)
               out(i, j) = narrow<T>(d[static_cast<std::size_t>(j)]);
           }
