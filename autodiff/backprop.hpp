@@ -27,6 +27,9 @@ public:
   /// The shapes of parent k and of this node's result (values and adjoints are in their storage views).
   const Shape& input_shape(std::size_t k) const { return tape_.node(tape_.parent(node_, k)).shape; }
   const Shape& result_shape() const { return tape_.node(node_).shape; }
+  /// Whether parent k takes a gradient (false for a constant, Tape::constant, and a node made from constants only):
+  /// the accumulate calls below drop a contribution to it, so a VJP may skip computing one.
+  bool wants(std::size_t k) const { return tape_.node(tape_.parent(node_, k)).needs_grad; }
   /// Adds `contribution` into the adjoint of parent k. A VJP only ever adds.
   template <class Expr> void accumulate(std::size_t k, const Expr& contribution) {
     tape_.accumulate(tape_.parent(node_, k), contribution);

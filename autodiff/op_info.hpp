@@ -134,6 +134,14 @@ inline constexpr OpInfo input_op{.name = "input",
                                  .masks = true, // a score masked by hand may be -inf
                                  .input = true};
 
+/// The descriptor of a tape's constants: leaves no gradient is computed for (torch's requires_grad=False).
+inline constexpr OpInfo constant_op{.name = "constant",
+                                    .node = "Constant",
+                                    .arity = 0,
+                                    .formula = "a value the graph reads, without a gradient",
+                                    .masks = true,
+                                    .input = true};
+
 /// The shapes column of a unary elementwise op's descriptor.
 inline constexpr std::string_view elementwise_shapes = "a: any rank -> a's shape";
 

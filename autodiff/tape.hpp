@@ -67,6 +67,9 @@ public:
     std::size_t contributions = 0; // adjoint contributions received in the last sweep (fan-out audit)
     bool has_grad = false;
     bool has_adjoint = false;
+    /// Whether a gradient flows into it: false for a constant and for a node computed from constants only, which
+    /// receive no adjoint contributions and whose VJPs are not run (torch's requires_grad).
+    bool needs_grad = true;
     std::uint64_t generation = 0; // the recording this node belongs to (its Vars hold the same number)
     bool is_input() const { return op->input; }
   };
@@ -84,6 +87,11 @@ public:
   Var<T> input(Matrix<T>&& value, std::string label = {});
   /// A leaf of any rank.
   Var<T> input(const Tensor<T>& value, std::string label = {});
+
+  /// A leaf no gradient is computed for (torch's requires_grad=False: a probe, a fixed weight): VJPs write nothing
+  /// into it, nor into a node made from constants only, and grad() of either is a UsageError.
+  Var<T> constant(const Tensor<T>& value, std::string label = {});
+  Var<T> constant(const Matrix<T>& value, std::string label = {});
   /// A leaf holding the entries of `storage` (any rows x cols with shape.numel() entries, row-major) with `shape`.
   Var<T> input(const Matrix<T>& storage, const Shape& shape, std::string label = {});
 
@@ -177,7 +185,8 @@ public:
   /// The same with the seed's entries in out's storage view (for a matrix output: a matrix of its shape).
   void backward(const Var<T>& out, const Matrix<T>& seed);
 
-  /// Gradient of any node, input or intermediate: zeros of its shape when no backward reached it.
+  /// Gradient of any node, input or intermediate: zeros of its shape when no backward reached it. UsageError for a
+  /// constant and a node made from constants only (Node::needs_grad).
   const Matrix<T>& grad(const Var<T>& v);
 
   const Matrix<T>& value(const Var<T>& v) const {
@@ -291,6 +300,7 @@ private:
   }
   template <class Expr> void accumulate(std::size_t i, const Expr& contribution) {
     Node& n = nodes_[i];
+    if (!n.needs_grad) return;
     assert(contribution.rows() == n.value.rows() && contribution.cols() == n.value.cols());
     // noalias: a contribution is made from the child's adjoint and the operands' values, never from this
     // node's own adjoint, so Eigen may evaluate a product straight into it (no temporary, no copy).
@@ -302,6 +312,7 @@ private:
   }
   template <class Fill> void accumulate_with(std::size_t i, Fill&& fill) {
     Node& n = nodes_[i];
+    if (!n.needs_grad) return;
     if (assigns(i)) {
       n.adjoint.resize(n.value.rows(), n.value.cols());
       fill(n.adjoint);
@@ -316,6 +327,7 @@ private:
   // allocation can throw there, and the sweep does not go on after an exception.
   template <class Write> void accumulate_in_place(std::size_t i, Write&& write) {
     Node& n = nodes_[i];
+    if (!n.needs_grad) return;
     const Into into = assigns(i) ? Into::assign : Into::add;
     if (into == Into::assign) n.adjoint.resize(n.value.rows(), n.value.cols());
     assert(n.adjoint.rows() == n.value.rows() && n.adjoint.cols() == n.value.cols());
@@ -370,6 +382,20 @@ template <Real T> Var<T> Tape<T>::input(const Matrix<T>& storage, const Shape& s
   Matrix<T> copy = buffer(shape);
   copy = storage.template reshaped<Eigen::RowMajor>(shape.rows(), shape.cols());
   return push_input(std::move(copy), shape, std::move(label));
+}
+
+template <Real T> Var<T> Tape<T>::constant(const Tensor<T>& value, std::string label) {
+  const Var<T> v = input(value, std::move(label));
+  nodes_[v.index_].op = &constant_op;
+  nodes_[v.index_].needs_grad = false;
+  return v;
+}
+
+template <Real T> Var<T> Tape<T>::constant(const Matrix<T>& value, std::string label) {
+  const Var<T> v = input(value, std::move(label));
+  nodes_[v.index_].op = &constant_op;
+  nodes_[v.index_].needs_grad = false;
+  return v;
 }
 
 template <Real T> void Tape<T>::set_input_shape(const Var<T>& v, const Shape& shape) {
@@ -431,7 +457,7 @@ template <Real T> void Tape<T>::backward(const Var<T>& out, const Matrix<T>& see
   if (options_.detect_anomaly) anomaly::check_adjoint(*this, top, top, true);
   for (std::size_t i = top + 1; i-- > 0;) {
     Node& n = nodes_[i];
-    if (!n.has_adjoint || !n.vjp) continue; // unreached, or an input
+    if (!n.has_adjoint || !n.vjp || !n.needs_grad) continue; // unreached, an input, or made from constants only
     Backprop<T> bp(*this, i);
     n.vjp(bp); // adds into the parents' adjoints (Backprop::accumulate)
     if (options_.detect_anomaly) anomaly::check_parents(*this, i);
@@ -478,6 +504,10 @@ template <Real T> void Tape<T>::merge_adjoints(std::size_t top) {
 template <Real T> const Matrix<T>& Tape<T>::grad(const Var<T>& v) {
   check(v, "grad");
   Node& n = nodes_[v.index_];
+  if (!n.needs_grad)
+    throw UsageError("grad(" + node_name(v.index_) + "): " +
+                     (n.is_input() ? "a constant (Tape::constant)" : "made from constants (Tape::constant) only") +
+                     "; no gradient is computed for it");
   if (!n.has_grad) {
     n.grad.setZero(n.value.rows(), n.value.cols());
     n.has_grad = true;
@@ -567,6 +597,9 @@ template <Real T> Var<T> Tape<T>::push(const OpInfo* op, std::span<const Var<T>>
   n.contributions = 0;
   n.has_grad = false;
   n.has_adjoint = false;
+  n.needs_grad = op->input || parents.empty();
+  for (const Var<T>& p : parents)
+    n.needs_grad = n.needs_grad || nodes_[p.index_].needs_grad;
   n.generation = generation_;
   return Var<T>(this, size_++, generation_);
 }

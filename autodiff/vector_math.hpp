@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <numbers>
 
 #if defined(TAPEGRAD_HAVE_LIBMVEC) && defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -98,8 +99,25 @@ inline VectorKernel widest_kernel() {
 /// The padding of a short tail: an argument inside the function's domain whose result is discarded.
 template <VectorFunction F> constexpr double padding() { return F == VectorFunction::log ? 1.0 : 0.0; }
 
+/// ln(2^-1076): below it exp(x) is under a quarter of the smallest subnormal (2^-1074), so it rounds to exactly +0.
+inline constexpr double exp_zero_below = -1076 * std::numbers::ln2;
+
+// libmvec's exp hands a register with any argument outside its fast range (an -inf: a masked score; an
+// underflow) to the scalar exp lane by lane, 4 to 7 times slower than the vector path (half of every causal
+// softmax row is -inf). Lanes whose result is exactly +0 are therefore taken out: their argument replaced by 0,
+// their result set to +0, what the scalar exp gives them. NaN compares false and goes through unchanged.
+__attribute__((target("avx512f"))) inline __m512d exp_avx512(__m512d v) {
+  const __mmask8 zero = _mm512_cmp_pd_mask(v, _mm512_set1_pd(exp_zero_below), _CMP_LT_OQ);
+  return _mm512_maskz_mov_pd(static_cast<__mmask8>(~zero),
+                             _ZGVeN8v_exp(_mm512_mask_mov_pd(v, zero, _mm512_setzero_pd())));
+}
+__attribute__((target("avx2"))) inline __m256d exp_avx2(__m256d v) {
+  const __m256d zero = _mm256_cmp_pd(v, _mm256_set1_pd(exp_zero_below), _CMP_LT_OQ);
+  return _mm256_andnot_pd(zero, _ZGVdN4v_exp(_mm256_andnot_pd(zero, v)));
+}
+
 template <VectorFunction F> __attribute__((target("avx512f"))) inline __m512d call(__m512d v) {
-  if constexpr (F == VectorFunction::exp) return _ZGVeN8v_exp(v);
+  if constexpr (F == VectorFunction::exp) return exp_avx512(v);
   if constexpr (F == VectorFunction::log) return _ZGVeN8v_log(v);
 #ifdef TAPEGRAD_VECTOR_TANH_ERFC
   if constexpr (F == VectorFunction::tanh) return _ZGVeN8v_tanh(v);
@@ -110,7 +128,7 @@ template <VectorFunction F> __attribute__((target("avx512f"))) inline __m512d ca
 }
 
 template <VectorFunction F> __attribute__((target("avx2"))) inline __m256d call(__m256d v) {
-  if constexpr (F == VectorFunction::exp) return _ZGVdN4v_exp(v);
+  if constexpr (F == VectorFunction::exp) return exp_avx2(v);
   if constexpr (F == VectorFunction::log) return _ZGVdN4v_log(v);
 #ifdef TAPEGRAD_VECTOR_TANH_ERFC
   if constexpr (F == VectorFunction::tanh) return _ZGVdN4v_tanh(v);
@@ -229,12 +247,12 @@ __attribute__((target("avx512f"))) inline bool softmax_row_avx512(const double* 
   const __m512d shift = _mm512_set1_pd(m);
   __m512d sum = _mm512_setzero_pd();
   for (std::size_t i = 0; i < whole; i += 8) {
-    const __m512d e = _ZGVeN8v_exp(_mm512_sub_pd(_mm512_loadu_pd(x + i), shift));
+    const __m512d e = exp_avx512(_mm512_sub_pd(_mm512_loadu_pd(x + i), shift));
     _mm512_storeu_pd(out + i, e);
     sum = _mm512_add_pd(sum, e);
   }
   if (tail) {
-    const __m512d e = _ZGVeN8v_exp(_mm512_sub_pd(_mm512_mask_loadu_pd(shift, tail, x + whole), shift));
+    const __m512d e = exp_avx512(_mm512_sub_pd(_mm512_mask_loadu_pd(shift, tail, x + whole), shift));
     _mm512_mask_storeu_pd(out + whole, tail, e);
     sum = _mm512_mask_add_pd(sum, tail, sum, e);
   }

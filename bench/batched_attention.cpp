@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <string_view>
 
 using namespace tapegrad;
 
@@ -32,7 +33,8 @@ void BM_BatchedCausalAttention(benchmark::State& state) {
     Tensor<double> t = Tensor<double>::zeros(shape);
     for (Eigen::Index e = 0; e < t.numel(); ++e)
       t[e] = normal(rng);
-    in.push_back(tape.input(t, name));
+    // the probe G is a constant, as in PyTorch (requires_grad=False): no gradient is computed for it
+    in.push_back(std::string_view(name) == "G" ? tape.constant(t, name) : tape.input(t, name));
   }
   const double inv_sqrt_d = 1 / std::sqrt(static_cast<double>(d));
   const auto step = [&] {

@@ -115,6 +115,7 @@ namespace tapegrad {
 /// The sums run over g evaluated into a matrix, so the additions are the same whatever g is; when g is one
 /// already (add's upstream gradient) it is not copied.
 template <Real T, class G> void accumulate_broadcast(Backprop<T>& bp, std::size_t k, const G& g) {
+  if (!bp.wants(k)) return; // a constant: nothing to compute
   const Matrix<T>& x = bp.input(k);
   const Matrix<T>& r = bp.result();
   if (expansion(bp.input_shape(k), bp.result_shape()) == Expansion::general) {

@@ -39,11 +39,14 @@ struct StridedMap {
   }
 };
 
-/// Whether every entry is read at its own position (the map of a reshape).
+/// Whether every entry is read at its own position (the map of a reshape): no offset, and along every dim of size > 1
+/// the stride a row-major walk of the result takes.
 inline bool reads_in_order(const StridedMap& m) {
-  bool in_order = true;
-  m.run([&](Eigen::Index o, Eigen::Index s) { in_order = in_order && o == s; });
-  return in_order;
+  const auto out_strides = m.out.strides();
+  if (m.offset != 0) return false;
+  for (std::size_t k = 0; k < m.out.rank(); ++k)
+    if (m.out[k] > 1 && m.stride[k] != out_strides[k]) return false;
+  return true;
 }
 
 /// Whether the map reads every entry of an operand of shape `operand` exactly once, so that its inverse writes every
@@ -51,15 +54,11 @@ inline bool reads_in_order(const StridedMap& m) {
 /// reshape's) or walks the operand's own dims in another order (a permutation's strides).
 inline bool reads_each_once(const StridedMap& m, const Shape& operand) {
   if (m.out.numel() != operand.numel() || m.offset != 0) return false;
+  if (reads_in_order(m)) return true;
   std::vector<std::pair<Eigen::Index, Eigen::Index>> walked, dims; // (size, stride) of each dim of size > 1
-  const auto out_strides = m.out.strides(), strides = operand.strides();
-  bool in_order = true;
+  const auto strides = operand.strides();
   for (std::size_t k = 0; k < m.out.rank(); ++k)
-    if (m.out[k] > 1) {
-      walked.emplace_back(m.out[k], m.stride[k]);
-      in_order = in_order && m.stride[k] == out_strides[k];
-    }
-  if (in_order) return true;
+    if (m.out[k] > 1) walked.emplace_back(m.out[k], m.stride[k]);
   for (std::size_t k = 0; k < operand.rank(); ++k)
     if (operand[k] > 1) dims.emplace_back(operand[k], strides[k]);
   std::sort(walked.begin(), walked.end());

@@ -38,8 +38,9 @@ enum class Transposed { no, yes };
 
 /// c (m x p) = op(a) op(b) (Into::assign: c's old entries are never read) or += (Into::add), in raw row-major
 /// storage: a is m x n (n x m stored, when transposed), b n x p (p x n stored), c has leading dimension p. float
-/// and double go to BLAS's gemm with beta = 0 or 1 when the build uses BLAS (Eigen's own `c = a b` zeroes c, a
-/// pass over memory, and then adds), except products as small as those Eigen evaluates coefficient by coefficient
+/// and double go to BLAS's gemm with beta = 0 or 1 when the build uses BLAS, so adding a product into c needs no
+/// temporary (assigning one still costs a pass over c: Eigen's `c = a b` zeroes c before it adds, and so does
+/// OpenBLAS's gemm for beta = 0), except products as small as those Eigen evaluates coefficient by coefficient
 /// (n + m + p < 20) and matrix-vector products (m or p is 1: Eigen hands those to gemv), which Eigen's maps take;
 /// i-k-j loops for the other types.
 template <Real T> void product_into(T* c, Into into, const T* a, Transposed ta, const T* b, Transposed tb,

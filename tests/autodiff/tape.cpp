@@ -29,6 +29,38 @@ TEST_CASE("grad works for every node, and is zero where no backward reached") {
   CHECK(unused.grad() == matrix<double>({{0.0}}));
 }
 
+TEST_CASE(
+    "a constant takes no gradient, nor does a node made from constants only; the inputs' gradients are the same") {
+  // x: 2 x 3, c and w constants: J = sum(x * exp(c)) + sum(w @ x^T), on 2 x 3 and 4 x 3 (non-square)
+  const Matrix<double> xv = matrix<double>({{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}});
+  const Matrix<double> cv = matrix<double>({{0.1, 0.2, -0.3}, {0.4, -0.5, 0.6}});
+  Matrix<double> wv(4, 3);
+  for (Eigen::Index k = 0; k < wv.size(); ++k)
+    wv.data()[k] = static_cast<double>(k) - 5.5;
+  const auto objective = [&](Tape<double>& tape, bool constants) {
+    auto x = tape.input(xv, "x");
+    auto c = constants ? tape.constant(cv, "c") : tape.input(cv, "c");
+    auto w = constants ? tape.constant(wv, "w") : tape.input(wv, "w");
+    auto k = exp(c, "k");
+    tape.backward(add(sum(hadamard(x, k)), sum(matmul(w, transpose(x)))));
+    return std::tuple{x, c, w, k};
+  };
+  Tape<double> with, without;
+  const auto [x, c, w, k] = objective(with, true);
+  const auto [x0, c0, w0, k0] = objective(without, false);
+  CHECK(x.grad() == x0.grad()); // the same kernels on the same values: bit for bit
+  CHECK(with.node(c.index()).contributions == 0);
+  CHECK(with.node(w.index()).contributions == 0);
+  CHECK(with.node(k.index()).contributions == 0);
+  CHECK(without.node(k0.index()).contributions == 1);
+  CHECK_FALSE(with.node(k.index()).needs_grad);
+  CHECK(with.node(x.index()).needs_grad);
+  CHECK_THROWS_WITH_AS(c.grad(), "grad(c): a constant (Tape::constant); no gradient is computed for it", UsageError);
+  CHECK_THROWS_WITH_AS(k.grad(), "grad(k): made from constants (Tape::constant) only; no gradient is computed for it",
+                       UsageError);
+  CHECK(std::string(with.node(c.index()).op->node) == "Constant");
+}
+
 TEST_CASE("each backward ADDS to the gradients; zero_grad forgets them") {
   Tape<double> tape;
   auto x = tape.input(matrix<double>({{1.0, -1.0}}), "x");

@@ -152,6 +152,11 @@ TEST_CASE("apply_in_place<double>: special values as the std:: function gives th
   for (VectorKernel k : kernels<VectorFunction::exp>()) {
     CAPTURE(std::string(kernel_name(k)));
     check_special<VectorFunction::exp>({-inf, inf, not_a_number, 710, -745, -740, 0, -0.0, 1e-300}, k);
+    // around the cutoff below which the vector kernels write +0 themselves: subnormal results, results rounding to 0
+    const double cut = detail::exp_zero_below;
+    check_special<VectorFunction::exp>({-744.5, -745.1, -745.2, std::nextafter(cut, 0.0), cut,
+                                        std::nextafter(cut, -inf), -746, -1e300, -inf, -745.05, 0, -0.0},
+                                       k);
     check_special<VectorFunction::log>({0, -0.0, -1, -inf, inf, not_a_number, 1, -tiny}, k);
     check_special<VectorFunction::tanh>({-inf, inf, not_a_number, 0, -0.0, 40, -40, big, -big}, k);
     check_special<VectorFunction::erfc>({-inf, inf, not_a_number, 0, -0.0, 28, 40, -30, big, tiny}, k);
