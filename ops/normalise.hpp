@@ -135,11 +135,11 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     squares_after[k] = W(squares_after[k + 1] + z[k] * z[k]);
     products_after[k] = W(products_after[k + 1] + u(k) * z[k]);
   }
-  const W cube = W(s * s * s);
+  const W per_cube = W(W(1) / W(s * s * s)); // a product per entry, not a division (W's extra bits absorb it)
   W squares_before(0), products_before(0);
   for (std::size_t j = 0; j < K; ++j) {
     const W squares = W(squares_before + squares_after[j + 1]), products = W(products_before + products_after[j + 1]);
-    d[j] = W(W(u(j) * W(squares / n + eps) - z[j] * W(products / n)) / cube);
+    d[j] = W(W(u(j) * W(squares / n + eps) - z[j] * W(products / n)) * per_cube);
     squares_before += z[j] * z[j];
     products_before += u(j) * z[j];
   }
@@ -149,8 +149,9 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
 /// the chain rule through s, which cancels as the VJP's first form does.
 template <class W>
 void normalised_group(std::span<const W> x, const W& c, const W& s, const W& eps, bool centred, std::span<W> y) {
+  const W per_s = W(W(1) / s);
   for (std::size_t j = 0; j < x.size(); ++j)
-    y[j] = W(W(x[j] - c) / s);
+    y[j] = W(W(x[j] - c) * per_s);
   if constexpr (is_dual<W>) {
     using U = std::remove_cvref_t<decltype(W{}.val)>;
     std::vector<U> tangent(x.size()), z(x.size()), dy(x.size());
@@ -235,9 +236,6 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
       in, s, std::move(result),
       [stats = std::move(stats), eps, centred, R, K, k, operands](Backprop<T>& bp) {
         const ConstView g(bp.grad().data(), R, K), x(bp.input(0).data(), R, K);
-        const auto y = [&](Eigen::Index i, Eigen::Index j) {
-          return W((widen(x(i, j)) - stats.centre(i, 0)) / stats.scale(i, 0));
-        };
         std::vector<W> h(k), z(k), d(k), work;
         bp.accumulate_with(0, [&](Matrix<T>& da) {
           Eigen::Map<Matrix<T>> out(da.data(), R, K);
@@ -252,14 +250,18 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
               out(i, j) = narrow<T>(d[static_cast<std::size_t>(j)]);
           }
         });
-        for (std::size_t q = 1; q < operands; ++q) // the weight (sum of g y) and the bias (sum of g)
+        for (std::size_t q = 1; q < operands; ++q) // the weight (sum of g y) and the bias (sum of g), row by row
           bp.accumulate_with(q, [&](Matrix<T>& dw) {
-            for (Eigen::Index j = 0; j < K; ++j) {
-              W total(0);
-              for (Eigen::Index i = 0; i < R; ++i)
-                total += q == 1 ? W(widen(g(i, j)) * y(i, j)) : widen(g(i, j));
-              dw.data()[j] = narrow<T>(total);
+            std::vector<W>& total = d; // d's entries are not needed any more
+            std::fill(total.begin(), total.end(), W(0));
+            for (Eigen::Index i = 0; i < R; ++i) {
+              const W c = stats.centre(i, 0), per_s = W(W(1) / stats.scale(i, 0));
+              for (Eigen::Index j = 0; j < K; ++j)
+                total[static_cast<std::size_t>(j)] +=
+                    q == 1 ? W(widen(g(i, j)) * W(W(widen(x(i, j)) - c) * per_s)) : widen(g(i, j));
             }
+            for (Eigen::Index j = 0; j < K; ++j)
+              dw.data()[j] = narrow<T>(total[static_cast<std::size_t>(j)]);
           });
       },
       std::move(label), p);
