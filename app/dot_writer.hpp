@@ -52,7 +52,8 @@ template <Real T> std::string tape_dot(Tape<T>& tape, const std::map<std::size_t
     // A matrix as its rows; any other rank as its storage view, a row per run of the last dim in row-major order.
     const std::string view = n.shape.rank() == 2 ? "" : " (" + shape_string(n.value.rows(), n.value.cols()) + " view)";
     if (values) label += "\nvalue" + view + "\n" + format_matrix(n.value, 6);
-    if (grads) label += "\ngradient" + view + "\n" + format_matrix(tape.grad(tape.var(i)), 6);
+    if (grads && n.needs_grad) label += "\ngradient" + view + "\n" + format_matrix(tape.grad(tape.var(i)), 6);
+    if (grads && !n.needs_grad) label += "\nno gradient (a constant)";
     out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
     if (n.is_input())
       out << ", style=\"filled" << (i == marked ? ",dashed" : "") << "\", fillcolor=\"gray90\"";

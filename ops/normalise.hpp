@@ -83,6 +83,24 @@ template <Real U> struct Widening<Dual<U>> {
   static Dual<U> narrow(const type& w) { return {Widening<U>::narrow(w.val), Widening<U>::narrow(w.eps)}; }
 };
 template <Real T> using Wide = typename Widening<T>::type;
+
+/// x / y, as x times 1/y where W is long double (the caller computes the reciprocal once for many x; for float and
+/// double its 11 extra bits absorb the second rounding, for long double itself it costs one ulp, and its range
+/// keeps 1/y finite); in any other W the division itself, where 1/y may overflow (float16's 1/s^3 for s < 0.025).
+template <class W> constexpr bool divides_by_reciprocal =
+    std::is_same_v<W, long double> || std::is_same_v<W, Dual<long double>>;
+template <class W> W reciprocal_or_divisor(const W& y) {
+  if constexpr (divides_by_reciprocal<W>)
+    return W(W(1) / y);
+  else
+    return y;
+}
+template <class W> W divide(const W& x, const W& r) {
+  if constexpr (divides_by_reciprocal<W>)
+    return W(x * r);
+  else
+    return W(x / r);
+}
 template <Real T> Wide<T> widen(const T& x) { return Widening<T>::widen(x); }
 template <Real T> T narrow(const Wide<T>& w) { return Widening<T>::narrow(w); }
 
@@ -135,11 +153,11 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     squares_after[k] = W(squares_after[k + 1] + z[k] * z[k]);
     products_after[k] = W(products_after[k + 1] + u(k) * z[k]);
   }
-  const W per_cube = W(W(1) / W(s * s * s)); // a product per entry, not a division (W's extra bits absorb it)
+  const W cube = reciprocal_or_divisor(W(s * s * s));
   W squares_before(0), products_before(0);
   for (std::size_t j = 0; j < K; ++j) {
     const W squares = W(squares_before + squares_after[j + 1]), products = W(products_before + products_after[j + 1]);
-    d[j] = W(W(u(j) * W(squares / n + eps) - z[j] * W(products / n)) * per_cube);
+    d[j] = divide(W(u(j) * W(squares / n + eps) - z[j] * W(products / n)), cube);
     squares_before += z[j] * z[j];
     products_before += u(j) * z[j];
   }
@@ -149,9 +167,9 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
 /// the chain rule through s, which cancels as the VJP's first form does.
 template <class W>
 void normalised_group(std::span<const W> x, const W& c, const W& s, const W& eps, bool centred, std::span<W> y) {
-  const W per_s = W(W(1) / s);
+  const W by = reciprocal_or_divisor(s);
   for (std::size_t j = 0; j < x.size(); ++j)
-    y[j] = W(W(x[j] - c) * per_s);
+    y[j] = divide(W(x[j] - c), by);
   if constexpr (is_dual<W>) {
     using U = std::remove_cvref_t<decltype(W{}.val)>;
     std::vector<U> tangent(x.size()), z(x.size()), dy(x.size());
@@ -255,10 +273,10 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
             std::vector<W>& total = d; // d's entries are not needed any more
             std::fill(total.begin(), total.end(), W(0));
             for (Eigen::Index i = 0; i < R; ++i) {
-              const W c = stats.centre(i, 0), per_s = W(W(1) / stats.scale(i, 0));
+              const W c = stats.centre(i, 0), by = reciprocal_or_divisor(stats.scale(i, 0));
               for (Eigen::Index j = 0; j < K; ++j)
                 total[static_cast<std::size_t>(j)] +=
-                    q == 1 ? W(widen(g(i, j)) * W(W(widen(x(i, j)) - c) * per_s)) : widen(g(i, j));
+                    q == 1 ? W(widen(g(i, j)) * divide(W(widen(x(i, j)) - c), by)) : widen(g(i, j));
             }
             for (Eigen::Index j = 0; j < K; ++j)
               dw.data()[j] = narrow<T>(total[static_cast<std::size_t>(j)]);

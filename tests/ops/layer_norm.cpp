@@ -87,3 +87,31 @@ TEST_CASE_TEMPLATE("layer_norm: gradients of a, weight and bias against central 
                                  {random.tensor<T>({2, 1, 3, 4}), random.tensor<T>({4})},
                                  [](const V& in) { return layer_norm(in[0], in[1]); });
 }
+
+TEST_CASE("layer_norm<float16>: a group of small spread (1/s^3 beyond float16's range) keeps a finite gradient") {
+  // x = (1, 2, 4, 8) / 256 per row, eps = 0: s = 0.0107, so 1/s^3 = 8.2e5 would overflow float16 (max 65504),
+  // while the gradient itself is of order 1/s. The same graph in double is the reference (the inputs are exact in
+  // both types); the tolerance, fixed before the run, is what the 16-bit checks ask: half of the significand right,
+  // sqrt(eps) of the largest entry (float16 computes the statistics and the VJP in float16 itself).
+  const auto gradient = [](auto zero) {
+    using T = decltype(zero);
+    Tape<T> tape;
+    Matrix<T> x(2, 4), probe(2, 4);
+    for (Eigen::Index j = 0; j < 4; ++j) {
+      x(0, j) = T(static_cast<float>(1 << j) / 256);
+      x(1, j) = T(-static_cast<float>(1 << (3 - j)) / 256);
+      probe(0, j) = T(static_cast<float>(j + 1));
+      probe(1, j) = T(static_cast<float>(j) - 2.5f);
+    }
+    auto a = tape.input(x, "a");
+    tape.backward(sum(hadamard(layer_norm(a, T(0)), tape.constant(probe, "probe"))));
+    return Matrix<double>(a.grad().template cast<double>());
+  };
+  const Matrix<double> half = gradient(float16(0)), reference = gradient(0.0);
+  const double eps = static_cast<double>(epsilon<float16>()); // 2^-10 (Eigen's numeric_limits says 2^-13)
+  const double scale = reference.cwiseAbs().maxCoeff(), worst = (half - reference).cwiseAbs().maxCoeff() / scale;
+  MESSAGE("float16 layer_norm gradient: worst error " << worst << " of the largest entry " << scale
+                                                      << ", tolerance sqrt(eps) = " << std::sqrt(eps));
+  CHECK(half.allFinite());
+  CHECK(worst <= std::sqrt(eps));
+}
