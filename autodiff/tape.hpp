@@ -257,10 +257,12 @@ public:
 private:
   friend class Backprop<T>;
 
-  /// An input; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
-  Var<T> push_input(Matrix<T>&& value, const Shape& shape, std::string&& label);
+  /// A leaf (`leaf_op` is &input_op or &constant_op) holding the entries of `storage` with `shape`, copied.
+  Var<T> leaf(const OpInfo* leaf_op, const Matrix<T>& storage, const Shape& shape, std::string&& label);
+  /// A leaf; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
+  Var<T> push_input(const OpInfo* leaf_op, Matrix<T>&& value, const Shape& shape, std::string&& label);
 
-  static void check_input(const Shape& shape, const std::string& label);
+  static void check_input(const OpInfo* leaf_op, const Shape& shape, const std::string& label);
 
   /// Appends a node, in the slot (and the parents' and label's storage) an earlier recording left.
   Var<T> push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay replay,
@@ -359,43 +361,43 @@ private:
 template <Real T> Tape<T>::~Tape() = default;
 
 template <Real T> Var<T> Tape<T>::input(const Matrix<T>& value, std::string label) {
-  return input(value, Shape{value.rows(), value.cols()}, std::move(label));
+  return leaf(&input_op, value, Shape{value.rows(), value.cols()}, std::move(label));
 }
 
 template <Real T> Var<T> Tape<T>::input(Matrix<T>&& value, std::string label) {
   const Shape shape{value.rows(), value.cols()};
-  check_input(shape, label);
+  check_input(&input_op, shape, label);
   check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
-  return push_input(std::move(value), shape, std::move(label));
+  return push_input(&input_op, std::move(value), shape, std::move(label));
 }
 
 template <Real T> Var<T> Tape<T>::input(const Tensor<T>& value, std::string label) {
-  return input(value.matrix(), value.shape(), std::move(label));
+  return leaf(&input_op, value.matrix(), value.shape(), std::move(label));
 }
 
 template <Real T> Var<T> Tape<T>::input(const Matrix<T>& storage, const Shape& shape, std::string label) {
-  check_input(shape, label);
-  if (storage.size() != shape.numel())
-    throw ShapeError("input(" + label + "): shape " + shape_string(shape) + " holds " + std::to_string(shape.numel()) +
-                     " entries but " + std::to_string(storage.size()) + " were given");
-  check_entries(shape.rows(), shape.cols(), [&] { return "input(" + label + ")"; });
-  Matrix<T> copy = buffer(shape);
-  copy = storage.template reshaped<Eigen::RowMajor>(shape.rows(), shape.cols());
-  return push_input(std::move(copy), shape, std::move(label));
+  return leaf(&input_op, storage, shape, std::move(label));
 }
 
 template <Real T> Var<T> Tape<T>::constant(const Tensor<T>& value, std::string label) {
-  const Var<T> v = input(value, std::move(label));
-  nodes_[v.index_].op = &constant_op;
-  nodes_[v.index_].needs_grad = false;
-  return v;
+  return leaf(&constant_op, value.matrix(), value.shape(), std::move(label));
 }
 
 template <Real T> Var<T> Tape<T>::constant(const Matrix<T>& value, std::string label) {
-  const Var<T> v = input(value, std::move(label));
-  nodes_[v.index_].op = &constant_op;
-  nodes_[v.index_].needs_grad = false;
-  return v;
+  return leaf(&constant_op, value, Shape{value.rows(), value.cols()}, std::move(label));
+}
+
+template <Real T>
+Var<T> Tape<T>::leaf(const OpInfo* leaf_op, const Matrix<T>& storage, const Shape& shape, std::string&& label) {
+  const auto what = [&] { return std::string(leaf_op->name) + "(" + label + ")"; };
+  check_input(leaf_op, shape, label);
+  if (storage.size() != shape.numel())
+    throw ShapeError(what() + ": shape " + shape_string(shape) + " holds " + std::to_string(shape.numel()) +
+                     " entries but " + std::to_string(storage.size()) + " were given");
+  check_entries(shape.rows(), shape.cols(), what);
+  Matrix<T> copy = buffer(shape);
+  copy = storage.template reshaped<Eigen::RowMajor>(shape.rows(), shape.cols());
+  return push_input(leaf_op, std::move(copy), shape, std::move(label));
 }
 
 template <Real T> void Tape<T>::set_input_shape(const Var<T>& v, const Shape& shape) {
@@ -569,17 +571,19 @@ template <Real T> std::string Tape<T>::node_summary(std::size_t i) const {
          ", " + shape_string(n.shape) + ")";
 }
 
-template <Real T> Var<T> Tape<T>::push_input(Matrix<T>&& value, const Shape& shape, std::string&& label) {
-  const Var<T> v = push(&input_op, {}, std::move(value), {}, nullptr, std::move(label));
+template <Real T>
+Var<T> Tape<T>::push_input(const OpInfo* leaf_op, Matrix<T>&& value, const Shape& shape, std::string&& label) {
+  const Var<T> v = push(leaf_op, {}, std::move(value), {}, nullptr, std::move(label));
   nodes_[v.index_].shape = shape;
   nodes_[v.index_].params = {};
   if (options_.detect_anomaly) anomaly::check_value(*this, v.index_);
   return v;
 }
 
-template <Real T> void Tape<T>::check_input(const Shape& shape, const std::string& label) {
+template <Real T> void Tape<T>::check_input(const OpInfo* leaf_op, const Shape& shape, const std::string& label) {
   if (shape.numel() == 0)
-    throw ShapeError("input(" + label + "): empty (" + shape_string(shape) + "); every value needs at least one entry");
+    throw ShapeError(std::string(leaf_op->name) + "(" + label + "): empty (" + shape_string(shape) +
+                     "); every value needs at least one entry");
 }
 
 template <Real T> Var<T> Tape<T>::push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp,
@@ -597,7 +601,8 @@ template <Real T> Var<T> Tape<T>::push(const OpInfo* op, std::span<const Var<T>>
   n.contributions = 0;
   n.has_grad = false;
   n.has_adjoint = false;
-  n.needs_grad = op->input || parents.empty();
+  // A constant needs none; an input does; an op does when a parent does (or it has none: a value made from nothing).
+  n.needs_grad = op != &constant_op && (op->input || parents.empty());
   for (const Var<T>& p : parents)
     n.needs_grad = n.needs_grad || nodes_[p.index_].needs_grad;
   n.generation = generation_;

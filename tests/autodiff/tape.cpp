@@ -59,6 +59,12 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(k.grad(), "grad(k): made from constants (Tape::constant) only; no gradient is computed for it",
                        UsageError);
   CHECK(std::string(with.node(c.index()).op->node) == "Constant");
+  // A constant of rank 3 (the Tensor overload) is one too, and its errors name it a constant
+  const auto t = with.constant(Tensor<double>::constant({2, 1, 2}, 2.0), "t");
+  CHECK_FALSE(with.node(t.index()).needs_grad);
+  CHECK(with.node(t.index()).shape == Shape{2, 1, 2});
+  CHECK_THROWS_WITH_AS(with.constant(Matrix<double>(0, 3), "e"),
+                       "constant(e): empty (0x3); every value needs at least one entry", ShapeError);
 }
 
 TEST_CASE("each backward ADDS to the gradients; zero_grad forgets them") {
