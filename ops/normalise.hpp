@@ -153,11 +153,11 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     squares_after[k] = W(squares_after[k + 1] + z[k] * z[k]);
     products_after[k] = W(products_after[k + 1] + u(k) * z[k]);
   }
-  const W cube = reciprocal_or_divisor(W(s * s * s));
+  const W cube = reciprocal_or_divisor(W(s * s * s)), by_n = reciprocal_or_divisor(n);
   W squares_before(0), products_before(0);
   for (std::size_t j = 0; j < K; ++j) {
     const W squares = W(squares_before + squares_after[j + 1]), products = W(products_before + products_after[j + 1]);
-    d[j] = divide(W(u(j) * W(squares / n + eps) - z[j] * W(products / n)), cube);
+    d[j] = divide(W(u(j) * W(divide(squares, by_n) + eps) - z[j] * divide(products, by_n)), cube);
     squares_before += z[j] * z[j];
     products_before += u(j) * z[j];
   }

@@ -183,3 +183,22 @@ TEST_CASE("softmax and log_softmax refuse a slice holding +inf (graph format v3:
                        "log_softmax(S) for 'L': slice (:, 2) of S holds +inf: its log_softmax is undefined (inf - inf)",
                        DomainError);
 }
+
+TEST_CASE_TEMPLATE("holds_plus_inf finds +inf at every position, in the vector steps and the tail; not NaN or -inf", T,
+                   double, float, float50) {
+  for (Eigen::Index n = 0; n <= 37; ++n) { // 37: two 16-entry float steps and a tail, four 8-entry double steps
+    std::vector<T> v(static_cast<std::size_t>(n), T(1));
+    for (Eigen::Index k = 0; k < n; k += 2) {
+      v[static_cast<std::size_t>(k)] = -infinity<T>();
+      if (k + 1 < n) v[static_cast<std::size_t>(k + 1)] = std::numeric_limits<T>::quiet_NaN();
+    }
+    INFO("n = " << n);
+    CHECK_FALSE(holds_plus_inf(v.data(), n));
+    for (Eigen::Index k = 0; k < n; ++k) {
+      std::vector<T> w = v;
+      w[static_cast<std::size_t>(k)] = infinity<T>();
+      INFO("+inf at " << k);
+      CHECK(holds_plus_inf(w.data(), n));
+    }
+  }
+}
