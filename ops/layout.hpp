@@ -445,7 +445,8 @@ struct SliceOp {
       throw ShapeError(what + ": start " + std::to_string(p.integer("start")) + ", end " +
                        std::to_string(p.integer("end")) + " along dim " + std::to_string(p.integer("dim")) +
                        " of size " + std::to_string(n) + " select nothing (an empty result)");
-    return {d, start, count, step};
+    // A single entry takes any step; as 1 its stride cannot overflow (step * stride for a step near LONG_MAX).
+    return {d, start, count, count == 1 ? 1 : step};
   }
   template <class A, Real T> static Shape shape(std::span<const A> in, const Params<T>& p) {
     const Range r = range(in[0], p);

@@ -134,6 +134,9 @@ TEST_CASE_TEMPLATE("slice, select, cat and stack", T, TAPEGRAD_TEST_TYPES) {
   CHECK_THROWS_WITH_AS(slice(a, 1, 3, 3),
                        "slice(A): start 3, end 3 along dim 1 of size 5 select nothing (an empty result)", ShapeError);
   CHECK_THROWS_WITH_AS(slice(a, 1, 0, 3, 0), "slice(A): step 0 (a step is >= 1)", ShapeError);
+  const Tensor<T> one = slice(a, 2, 1, 3, std::numeric_limits<long>::max()).tensor(); // one entry: any step
+  REQUIRE(one.shape() == Shape{2, 5, 1});
+  CHECK(one.at({1, 4, 0}) == a.tensor().at({1, 4, 1}));
   const Tensor<T> e = select(a, -1, -1).tensor(); // a[..., 2]
   REQUIRE(e.shape() == Shape{2, 5});
   for (Eigen::Index i = 0; i < 2; ++i)
@@ -161,6 +164,8 @@ TEST_CASE_TEMPLATE("slice, select, cat and stack", T, TAPEGRAD_TEST_TYPES) {
   using V = std::vector<Var<T>>;
   const Tensor<T> r3 = random.tensor<T>({2, 5, 3}), q3 = random.tensor<T>({2, 2, 3});
   test::check_tensor_gradient<T>("slice", {r3}, [](const V& in) { return slice(in[0], 1, 1, 5, 3); });
+  test::check_tensor_gradient<T>("slice, a step past the end", {r3},
+                                 [](const V& in) { return slice(in[0], 0, -1, 2, std::numeric_limits<long>::max()); });
   test::check_tensor_gradient<T>("select", {r3}, [](const V& in) { return select(in[0], 0, 1); });
   test::check_tensor_gradient<T>("select to rank 0", {random.tensor<T>({4})},
                                  [](const V& in) { return select(in[0], 0, -2); });
