@@ -147,9 +147,8 @@ TEST_CASE("layer_norm<double>: a nearly constant group keeps double's precision 
       return static_cast<double>(float50(d.cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff()));
     };
     const double tolerance = engine_tolerance<double>(), ey = worst(y, y50), eg = worst(g, g50);
-    MESSAGE("layer_norm<double> of nearly constant rows of " << n << ": result off by " << ey
-                                                             << ", gradient off by " << eg
-                                                             << " of the largest entry; tolerance " << tolerance);
+    MESSAGE("layer_norm<double> of nearly constant rows of " << n << ": result off by " << ey << ", gradient off by "
+                                                             << eg << " of the largest entry; tolerance " << tolerance);
     CHECK(ey <= tolerance);
     CHECK(eg <= tolerance);
   };
