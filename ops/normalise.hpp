@@ -7,9 +7,9 @@
 //   VJP  with h = g w:  dx = (h - mean(h) - y mean(h y)) / s   centred;   dx = (h - y mean(h y)) / s   not centred
 //        dw[k] += sum over groups of g y,   db[k] += sum over groups of g
 // where mean(h y) is the group mean of h times y (the derivative of s, and of c, folded in). dx is computed in a
-// form without the cancellation of 1 - y^2 (detail::normalise_jacobian), and so is a dual number's tangent. For
-// float and double all of it runs in long double (detail::Wide; their dual numbers in Dual<long double>), each
-// value rounded to T once.
+// form without the cancellation of 1 - y^2 (detail::normalise_jacobian), and so is a dual number's tangent; the
+// centre is kept as two numbers so that a nearly constant group keeps z = x - c to its own rounding
+// (detail::row_statistics). For float all of it runs in double (detail::Wide).
 #include "../autodiff/dual.hpp"
 #include "../autodiff/operands.hpp"
 
@@ -59,23 +59,18 @@ template <Real T> Params<T> norm_params(const NormOptions<T>& o, const Shape* we
 
 namespace detail {
 
-/// The type the statistics, the result and the VJP are computed in: long double for float and double (and
-/// Dual<long double> for their dual numbers, so that the dual check's tangent is as accurate as the VJP it is
-/// compared with), T itself otherwise. A nearly constant row (x near its mean c) loses, in T, the digits of c's
-/// rounding from x - c: the property tests found a double layer_norm VJP off by 1.3e-12 relative for a row of
-/// n = 2 whose entries differ by 1.6% (x - c carried 120 eps of error, which the VJP's cancellation multiplied).
-/// With 11 more bits the result and the VJP keep the rounding of their own values.
+/// The type the statistics, the result and the VJP are computed in: double for float (and Dual<double> for its
+/// dual numbers, so that the dual check's tangent is as accurate as the VJP it is compared with), T itself
+/// otherwise.
 template <class T> struct Widening {
   using type = T;
   static const T& widen(const T& x) { return x; }
   static T narrow(const T& w) { return w; }
 };
-template <class F>
-requires std::is_same_v<F, double> || std::is_same_v<F, float>
-struct Widening<F> {
-  using type = long double;
-  static long double widen(F x) { return x; }
-  static F narrow(long double w) { return static_cast<F>(w); }
+template <> struct Widening<float> {
+  using type = double;
+  static double widen(float x) { return x; }
+  static float narrow(double w) { return static_cast<float>(w); }
 };
 template <Real U> struct Widening<Dual<U>> {
   using type = Dual<typename Widening<U>::type>;
@@ -83,46 +78,42 @@ template <Real U> struct Widening<Dual<U>> {
   static Dual<U> narrow(const type& w) { return {Widening<U>::narrow(w.val), Widening<U>::narrow(w.eps)}; }
 };
 template <Real T> using Wide = typename Widening<T>::type;
-
-/// x / y, as x times 1/y where W is long double (the caller computes the reciprocal once for many x; for float and
-/// double its 11 extra bits absorb the second rounding, for long double itself it costs one ulp, and its range
-/// keeps 1/y finite); in any other W the division itself, where 1/y may overflow (float16's 1/s^3 for s < 0.025).
-template <class W> constexpr bool divides_by_reciprocal =
-    std::is_same_v<W, long double> || std::is_same_v<W, Dual<long double>>;
-template <class W> W reciprocal_or_divisor(const W& y) {
-  if constexpr (divides_by_reciprocal<W>)
-    return W(W(1) / y);
-  else
-    return y;
-}
-template <class W> W divide(const W& x, const W& r) {
-  if constexpr (divides_by_reciprocal<W>)
-    return W(x * r);
-  else
-    return W(x / r);
-}
 template <Real T> Wide<T> widen(const T& x) { return Widening<T>::widen(x); }
 template <Real T> T narrow(const Wide<T>& w) { return Widening<T>::narrow(w); }
 
-/// Each group's c and s (see above) for x (a group per row), as columns, in Wide<T>. Where the variance (mean
-/// square) + eps is not > 0 (a constant group with eps = 0, a negative eps) s is what the formula gives, 0 or NaN,
-/// and the group's result is then NaN or +-inf: the format defines no error there, and eps > 0 (the default) keeps
-/// every group finite.
-template <Real T> struct RowStatistics { Matrix<Wide<T>> centre, scale; };
+/// Each group's centre and s (see above) for x (a group per row), as columns, in Wide<T>. The centre is two
+/// numbers, c = first + second: `first` the rounded mean, `second` the mean of x - first, and a group's
+/// z = x - c is computed as (x - first) - second (centred_entry). A nearly constant group (x near its mean) would
+/// otherwise carry first's rounding, eps |c|, into every z, a large error relative to z itself that the VJP
+/// multiplies (the property tests found a double layer_norm VJP off by 1.3e-12 relative, for a group of n = 2 whose
+/// entries differ by 1.6%); x - first is exact there (x and first are within a factor 2 of each other), so z keeps
+/// its own rounding only. Not centred, both are 0. Where the variance (mean square) + eps is not > 0 (a constant
+/// group with eps = 0, a negative eps) s is what the formula gives, 0 or NaN, and the group's result is then NaN
+/// or +-inf: the format defines no error there, and eps > 0 (the default) keeps every group finite.
+template <Real T> struct RowStatistics { Matrix<Wide<T>> first, second, scale; };
+template <class W> W centred_entry(const W& x, const W& first, const W& second) { return W(W(x - first) - second); }
 template <Real T, class X> RowStatistics<T> row_statistics(const X& x, const T& eps, bool centred) {
   using W = Wide<T>;
   const W n = W(static_cast<long>(x.cols()));
-  RowStatistics<T> r{Matrix<W>(x.rows(), 1), Matrix<W>(x.rows(), 1)};
+  RowStatistics<T> r{Matrix<W>(x.rows(), 1), Matrix<W>(x.rows(), 1), Matrix<W>(x.rows(), 1)};
   using std::sqrt;
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    W sum(0);
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      sum += widen<T>(x(i, j));
-    const W c = centred ? W(sum / n) : W(0);
+    W first(0), second(0);
+    if (centred) {
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        first += widen<T>(x(i, j));
+      first = W(first / n);
+      for (Eigen::Index j = 0; j < x.cols(); ++j)
+        second += W(widen<T>(x(i, j)) - first);
+      second = W(second / n);
+    }
     W squares(0);
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      squares += (widen<T>(x(i, j)) - c) * (widen<T>(x(i, j)) - c);
-    r.centre(i, 0) = c;
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      const W z = centred_entry(widen<T>(x(i, j)), first, second);
+      squares += z * z;
+    }
+    r.first(i, 0) = first;
+    r.second(i, 0) = second;
     r.scale(i, 0) = W(sqrt(W(squares / n + widen(eps))));
   }
   return r;
@@ -133,52 +124,53 @@ template <Real T, class X> RowStatistics<T> row_statistics(const X& x, const T& 
 /// with z = x - c and s^2 = mean(z^2) + eps. The term k = j of mean(z^2) and of mean(u z) cancels exactly, so both
 /// sums leave it out (over k != j, from prefix and suffix sums): rms_norm over one entry, y = x / sqrt(x^2 + eps),
 /// gives d = h eps / s^3 to W's rounding, where (h - y mean(h y)) / s loses x^2 / eps of it to 1 - y^2.
-/// `after` is workspace (any contents; resized to 2 (K + 1)), kept by a caller that runs many groups.
+/// `work` is workspace (any contents; resized to 3 K + 2), kept by a caller that runs many groups.
 template <class W> void normalise_jacobian(std::span<const W> h, std::span<const W> z, const W& s, const W& eps,
-                                           bool centred, std::span<W> d, std::vector<W>& after) {
+                                           bool centred, std::span<W> d, std::vector<W>& work) {
   const std::size_t K = h.size();
   const W n = W(static_cast<long>(K));
+  work.resize(3 * K + 2);
+  const std::span<W> u(work.data(), K), squares_after(work.data() + K, K + 1),
+      products_after(work.data() + 2 * K + 1, K + 1); // the sums over k > j, at j + 1
   W mean_h(0);
   if (centred) {
     for (const W& v : h)
       mean_h += v;
     mean_h = W(mean_h / n);
   }
-  const auto u = [&](std::size_t k) { return centred ? W(h[k] - mean_h) : h[k]; };
-  after.resize(2 * (K + 1));
-  const std::span<W> squares_after(after.data(), K + 1), products_after(after.data() + K + 1, K + 1); // k > j, at j + 1
+  for (std::size_t k = 0; k < K; ++k)
+    u[k] = centred ? W(h[k] - mean_h) : h[k];
   squares_after[K] = W(0);
   products_after[K] = W(0);
   for (std::size_t k = K; k-- > 0;) {
     squares_after[k] = W(squares_after[k + 1] + z[k] * z[k]);
-    products_after[k] = W(products_after[k + 1] + u(k) * z[k]);
+    products_after[k] = W(products_after[k + 1] + u[k] * z[k]);
   }
-  const W cube = reciprocal_or_divisor(W(s * s * s)), by_n = reciprocal_or_divisor(n);
+  const W cube = W(s * s * s);
   W squares_before(0), products_before(0);
   for (std::size_t j = 0; j < K; ++j) {
     const W squares = W(squares_before + squares_after[j + 1]), products = W(products_before + products_after[j + 1]);
-    d[j] = divide(W(u(j) * W(divide(squares, by_n) + eps) - z[j] * divide(products, by_n)), cube);
+    d[j] = W(W(u[j] * W(W(squares / n) + eps) - z[j] * W(products / n)) / cube);
     squares_before += z[j] * z[j];
-    products_before += u(j) * z[j];
+    products_before += u[j] * z[j];
   }
 }
 
-/// A group's y = z / s; a dual number's tangent is the Jacobian applied to x's tangents (normalise_jacobian), not
-/// the chain rule through s, which cancels as the VJP's first form does.
-template <class W>
-void normalised_group(std::span<const W> x, const W& c, const W& s, const W& eps, bool centred, std::span<W> y) {
-  const W by = reciprocal_or_divisor(s);
-  for (std::size_t j = 0; j < x.size(); ++j)
-    y[j] = divide(W(x[j] - c), by);
+/// A group's y = z / s, z = x - c its centred entries; a dual number's tangent is the Jacobian applied to x's
+/// tangents (normalise_jacobian), not the chain rule through s, which cancels as the VJP's first form does.
+template <class W> void normalised_group(std::span<const W> x, std::span<W> z, const W& s, const W& eps, bool centred,
+                                         std::span<W> y) {
+  for (std::size_t j = 0; j < z.size(); ++j)
+    y[j] = W(z[j] / s);
   if constexpr (is_dual<W>) {
     using U = std::remove_cvref_t<decltype(W{}.val)>;
-    std::vector<U> tangent(x.size()), z(x.size()), dy(x.size());
+    std::vector<U> tangent(x.size()), value(x.size()), dy(x.size());
     for (std::size_t j = 0; j < x.size(); ++j) {
       tangent[j] = x[j].eps;
-      z[j] = U(x[j].val - c.val);
+      value[j] = z[j].val;
     }
     std::vector<U> work;
-    normalise_jacobian<U>(tangent, z, s.val, eps.val, centred, dy, work);
+    normalise_jacobian<U>(tangent, value, s.val, eps.val, centred, dy, work);
     for (std::size_t j = 0; j < x.size(); ++j)
       y[j].eps = dy[j];
   }
@@ -224,7 +216,7 @@ template <class A, Real T> Shape normalise_shape(std::string_view op, std::span<
 }
 
 /// Records layer_norm (centred) or rms_norm (not) on in[0], with in[1] the weight and in[2] the bias when given,
-/// with the node's "eps" and "normalized_shape". The VJP recomputes y in Wide<T> from the operand and the saved
+/// with the node's "eps" and "normalized_shape". The VJP recomputes z in Wide<T> from the operand and the saved
 /// statistics, rather than reading the result rounded to T.
 template <class Op, Real T>
 Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::string label, bool centred) {
@@ -242,11 +234,14 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
   const auto bias = [&](Eigen::Index j) { return operands > 2 ? widen(in[2].value().data()[j]) : W(0); };
   Matrix<T> result = tape.buffer(s);
   Eigen::Map<Matrix<T>> out(result.data(), R, K);
-  std::vector<W> xi(k), yi(k);
+  std::vector<W> xi(k), zi(k), yi(k);
   for (Eigen::Index i = 0; i < R; ++i) {
-    for (Eigen::Index j = 0; j < K; ++j)
-      xi[static_cast<std::size_t>(j)] = widen(x(i, j));
-    normalised_group<W>(xi, stats.centre(i, 0), stats.scale(i, 0), eps, centred, yi);
+    for (Eigen::Index j = 0; j < K; ++j) {
+      const auto u = static_cast<std::size_t>(j);
+      xi[u] = widen(x(i, j));
+      zi[u] = centred_entry(xi[u], stats.first(i, 0), stats.second(i, 0));
+    }
+    normalised_group<W>(xi, zi, stats.scale(i, 0), eps, centred, yi);
     for (Eigen::Index j = 0; j < K; ++j)
       out(i, j) = narrow<T>(W(yi[static_cast<std::size_t>(j)] * weight(j) + bias(j)));
   }
@@ -254,16 +249,19 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
       in, s, std::move(result),
       [stats = std::move(stats), eps, centred, R, K, k, operands](Backprop<T>& bp) {
         const ConstView g(bp.grad().data(), R, K), x(bp.input(0).data(), R, K);
-        std::vector<W> h(k), z(k), d(k), work;
+        const auto z = [&](Eigen::Index i, Eigen::Index j) {
+          return centred_entry(widen(x(i, j)), stats.first(i, 0), stats.second(i, 0));
+        };
+        std::vector<W> h(k), zi(k), d(k), work;
         bp.accumulate_with(0, [&](Matrix<T>& da) {
           Eigen::Map<Matrix<T>> out(da.data(), R, K);
           for (Eigen::Index i = 0; i < R; ++i) {
             for (Eigen::Index j = 0; j < K; ++j) {
               const auto u = static_cast<std::size_t>(j);
-              z[u] = W(widen(x(i, j)) - stats.centre(i, 0));
+              zi[u] = z(i, j);
               h[u] = operands > 1 ? W(widen(g(i, j)) * widen(bp.input(1).data()[j])) : widen(g(i, j));
             }
-            normalise_jacobian<W>(h, z, stats.scale(i, 0), eps, centred, d, work);
+            normalise_jacobian<W>(h, zi, stats.scale(i, 0), eps, centred, d, work);
             for (Eigen::Index j = 0; j < K; ++j)
               out(i, j) = narrow<T>(d[static_cast<std::size_t>(j)]);
           }
@@ -272,12 +270,10 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
           bp.accumulate_with(q, [&](Matrix<T>& dw) {
             std::vector<W>& total = d; // d's entries are not needed any more
             std::fill(total.begin(), total.end(), W(0));
-            for (Eigen::Index i = 0; i < R; ++i) {
-              const W c = stats.centre(i, 0), by = reciprocal_or_divisor(stats.scale(i, 0));
+            for (Eigen::Index i = 0; i < R; ++i)
               for (Eigen::Index j = 0; j < K; ++j)
                 total[static_cast<std::size_t>(j)] +=
-                    q == 1 ? W(widen(g(i, j)) * divide(W(widen(x(i, j)) - c), by)) : widen(g(i, j));
-            }
+                    q == 1 ? W(widen(g(i, j)) * W(z(i, j) / stats.scale(i, 0))) : widen(g(i, j));
             for (Eigen::Index j = 0; j < K; ++j)
               dw.data()[j] = narrow<T>(total[static_cast<std::size_t>(j)]);
           });

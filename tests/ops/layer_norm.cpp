@@ -1,5 +1,7 @@
 #include "../support.hpp"
 
+#include <tapegrad/autodiff/check/tolerances.hpp>
+
 using namespace tapegrad;
 using chapter::matrix;
 
@@ -114,4 +116,42 @@ TEST_CASE("layer_norm<float16>: a group of small spread (1/s^3 beyond float16's 
                                                       << ", tolerance sqrt(eps) = " << std::sqrt(eps));
   CHECK(half.allFinite());
   CHECK(worst <= std::sqrt(eps));
+}
+
+TEST_CASE("layer_norm<double>: a nearly constant group keeps double's precision in the result and the gradient") {
+  // Rows c + (c / 4096) r with r = k/8 drawn: the entries agree in their first 12 bits, so a centre rounded to
+  // double once (eps |c|) would carry about 4096 eps of error relative to each z = x - c, and the VJP, which
+  // cancels, more. Every entry is exact in double and in 50 digits, so the 50-digit tape on the same entries is
+  // the reference. The tolerance, fixed before the run, is the checker's own: engine_tolerance<double>()
+  // (1024 eps) relative to the largest entry. Rows of 5 and 3 entries (n not a power of 2, so the mean rounds).
+  test::RandomMatrices random(419);
+  const auto run = [&](Eigen::Index n) {
+    const Matrix<double> r = random.make<double>(3, n), probe = random.make<double>(3, n);
+    Matrix<double> x(3, n);
+    const double centres[] = {1000, -3000, 37};
+    for (Eigen::Index i = 0; i < 3; ++i)
+      for (Eigen::Index j = 0; j < n; ++j)
+        x(i, j) = centres[i] + centres[i] / 4096 * r(i, j);
+    const auto result_and_gradient = [&](auto zero) {
+      using T = decltype(zero);
+      Tape<T> tape;
+      auto a = tape.input(convert<T>(x), "a");
+      const Var<T> y = layer_norm(a, T(0));
+      tape.backward(sum(hadamard(y, tape.constant(convert<T>(probe), "probe"))));
+      return std::pair{Matrix<T>(y.value()), Matrix<T>(a.grad())};
+    };
+    const auto [y, g] = result_and_gradient(0.0);
+    const auto [y50, g50] = result_and_gradient(float50(0));
+    const auto worst = [](const Matrix<double>& m, const Matrix<float50>& reference) {
+      const Matrix<float50> d = convert<float50>(m) - reference;
+      return static_cast<double>(float50(d.cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff()));
+    };
+    const double tolerance = engine_tolerance<double>(), ey = worst(y, y50), eg = worst(g, g50);
+    MESSAGE("layer_norm<double> of nearly constant rows of " << n << ": result off by " << ey << ", gradient off by "
+                                                             << eg << " of the largest entry; tolerance " << tolerance);
+    CHECK(ey <= tolerance);
+    CHECK(eg <= tolerance);
+  };
+  run(5);
+  run(3);
 }
