@@ -92,6 +92,8 @@ public:
   /// into it, nor into a node made from constants only, and grad() of either is a UsageError.
   Var<T> constant(const Tensor<T>& value, std::string label = {});
   Var<T> constant(const Matrix<T>& value, std::string label = {});
+  /// A constant holding the entries of `storage` with `shape`, as input(storage, shape, label) does an input.
+  Var<T> constant(const Matrix<T>& storage, const Shape& shape, std::string label = {});
   /// A leaf holding the entries of `storage` (any rows x cols with shape.numel() entries, row-major) with `shape`.
   Var<T> input(const Matrix<T>& storage, const Shape& shape, std::string label = {});
 
@@ -262,7 +264,8 @@ private:
   /// A leaf; in anomaly mode it may hold -inf (a score masked by hand) but not NaN or +inf.
   Var<T> push_input(const OpInfo* leaf_op, Matrix<T>&& value, const Shape& shape, std::string&& label);
 
-  static void check_input(const OpInfo* leaf_op, const Shape& shape, const std::string& label);
+  /// A leaf's checks: at least one entry, `entries` of them for `shape`, sizes within Eigen's index range.
+  void check_leaf(const OpInfo* leaf_op, Eigen::Index entries, const Shape& shape, const std::string& label) const;
 
   /// Appends a node, in the slot (and the parents' and label's storage) an earlier recording left.
   Var<T> push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp, Replay replay,
@@ -366,8 +369,7 @@ template <Real T> Var<T> Tape<T>::input(const Matrix<T>& value, std::string labe
 
 template <Real T> Var<T> Tape<T>::input(Matrix<T>&& value, std::string label) {
   const Shape shape{value.rows(), value.cols()};
-  check_input(&input_op, shape, label);
-  check_entries(value.rows(), value.cols(), [&] { return "input(" + label + ")"; });
+  check_leaf(&input_op, value.size(), shape, label);
   return push_input(&input_op, std::move(value), shape, std::move(label));
 }
 
@@ -387,14 +389,13 @@ template <Real T> Var<T> Tape<T>::constant(const Matrix<T>& value, std::string l
   return leaf(&constant_op, value, Shape{value.rows(), value.cols()}, std::move(label));
 }
 
+template <Real T> Var<T> Tape<T>::constant(const Matrix<T>& storage, const Shape& shape, std::string label) {
+  return leaf(&constant_op, storage, shape, std::move(label));
+}
+
 template <Real T>
 Var<T> Tape<T>::leaf(const OpInfo* leaf_op, const Matrix<T>& storage, const Shape& shape, std::string&& label) {
-  const auto what = [&] { return std::string(leaf_op->name) + "(" + label + ")"; };
-  check_input(leaf_op, shape, label);
-  if (storage.size() != shape.numel())
-    throw ShapeError(what() + ": shape " + shape_string(shape) + " holds " + std::to_string(shape.numel()) +
-                     " entries but " + std::to_string(storage.size()) + " were given");
-  check_entries(shape.rows(), shape.cols(), what);
+  check_leaf(leaf_op, storage.size(), shape, label);
   Matrix<T> copy = buffer(shape);
   copy = storage.template reshaped<Eigen::RowMajor>(shape.rows(), shape.cols());
   return push_input(leaf_op, std::move(copy), shape, std::move(label));
@@ -580,10 +581,15 @@ Var<T> Tape<T>::push_input(const OpInfo* leaf_op, Matrix<T>&& value, const Shape
   return v;
 }
 
-template <Real T> void Tape<T>::check_input(const OpInfo* leaf_op, const Shape& shape, const std::string& label) {
+template <Real T> void Tape<T>::check_leaf(const OpInfo* leaf_op, Eigen::Index entries, const Shape& shape,
+                                           const std::string& label) const {
+  const auto what = [&] { return std::string(leaf_op->name) + "(" + label + ")"; };
   if (shape.numel() == 0)
-    throw ShapeError(std::string(leaf_op->name) + "(" + label + "): empty (" + shape_string(shape) +
-                     "); every value needs at least one entry");
+    throw ShapeError(what() + ": empty (" + shape_string(shape) + "); every value needs at least one entry");
+  if (entries != shape.numel())
+    throw ShapeError(what() + ": shape " + shape_string(shape) + " holds " + std::to_string(shape.numel()) +
+                     " entries but " + std::to_string(entries) + " were given");
+  check_entries(shape.rows(), shape.cols(), what);
 }
 
 template <Real T> Var<T> Tape<T>::push(const OpInfo* op, std::span<const Var<T>> parents, Matrix<T>&& value, Vjp&& vjp,

@@ -112,7 +112,8 @@ template <class Op, Real T>
 Var<T> record_reduce_sum(std::span<const Var<T>> in, const Params<T>& p, std::string label, bool average) {
   Tape<T>& tape = common_tape(Op::info, in);
   const Shape kept = kept_shape(Op::info.name, in[0], p), s = Op::shape(in, p);
-  const T n = T(static_cast<long>(in[0].shape().numel() / kept.numel()));
+  // the count a mean divides by (made only for a mean: T may be MPFR)
+  const T n = average ? T(static_cast<long>(in[0].shape().numel() / kept.numel())) : T(1);
   Matrix<T> result = tape.buffer(s);
   reduce_sum(result, in[0].value(), in[0].shape(), kept);
   if (average) result /= n;

@@ -146,8 +146,8 @@ public:
       vars[names_[k]] = in[k];
     }
     for (std::size_t j = 0; j < constants_.size(); ++j) { // real constants: leaves no gradient is asked of
-      const Var<U> c = tape.input(constants_[j].unaryExpr([](const T& x) { return lift<U>(x); }), constant_shapes_[j],
-                                  constant_names_[j]);
+      const Var<U> c = tape.constant(constants_[j].unaryExpr([](const T& x) { return lift<U>(x); }),
+                                     constant_shapes_[j], constant_names_[j]);
       vars[constant_names_[j]] = c;
       all.push_back(c);
     }

@@ -431,6 +431,10 @@ TEST_CASE("graph format v3 constants: real ones are leaves without gradients, in
   CHECK(all[2].shape() == Shape{});
   CHECK(all[g.index_of("X")].shape() == Shape{2, 3, 3});
   CHECK(g.output_of(all).shape() == Shape{});
+  tape.backward(g.output_of(all));
+  CHECK(all[g.index_of("E")].grad().cwiseAbs().maxCoeff() > 0);
+  CHECK_THROWS_WITH_AS(all[2].grad(), "grad(temperature): a constant (Tape::constant); no gradient is computed for it",
+                       UsageError);
 
   const auto with = [](const std::string& constants, const std::string& nodes, const std::string& output = "J") {
     return R"({"inputs": {"X": [[1, 2], [3, 4]]}, "constants": )" + constants + R"(, "nodes": )" + nodes +
