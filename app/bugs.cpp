@@ -298,8 +298,8 @@ std::string why_uncaught(Tape<T>& right, Tape<T>& faulty, std::size_t inputs, co
   for (std::size_t k = 0; k < inputs; ++k)
     differ = std::max(differ, max_rel_error<T>(faulty.grad(faulty.var(k)), right.grad(right.var(k))));
   bool same_at_node = true;
-  for (std::size_t i : acted)
-    same_at_node = same_at_node && faulty.grad(faulty.var(i)) == right.grad(right.var(i));
+  for (std::size_t i : acted) // an operand made from real constants only has no gradient to compare
+    if (right.node(i).needs_grad) same_at_node = same_at_node && faulty.grad(faulty.var(i)) == right.grad(right.var(i));
   std::string how;
   if (!faulty_node)
     how = "the contributions the overwrite drops are 0 here";
@@ -520,7 +520,7 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
               caught ? std::string() : why_uncaught(tape, faulty, inputs, acted, faulty_node, at, warnings));
   };
   // The overwrite fault at every input and node with more than one consumer, in file order.
-  for (const auto& [i, name] : fan_out_values(spec)) {
+  for (const auto& [i, name] : fan_out_values(graph)) {
     assert(all[i].index() == i && "every input and node of a file is one tape node");
     Tape<T> faulty(TapeOptions{.overwrite_fault_node = i});
     faulty.backward(graph(faulty, graph.record_inputs(faulty)));
@@ -541,8 +541,9 @@ int run_bugs_file(const BugsCommand& cmd, std::ostream& out) {
     Tape<T> faulty;
     std::vector<Var<T>> in = graph.record_inputs(faulty);
     faulty.backward(mutant(faulty, in));
+    const std::size_t at = graph.index_of(site.name); // the tape index: inputs, then real constants, then nodes
     add(run_op_fault(graph, site), site.fault->id, std::string(site.fault->name), site.name, faulty,
-        tape.node(inputs + site.node).parents, inputs + site.node);
+        tape.node(at).parents, at);
   }
   if (cmd.format == "json") {
     const nlohmann::ordered_json doc{{"graph", spec.file},

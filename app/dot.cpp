@@ -32,11 +32,12 @@ std::string run_dot_fault(const DotCommand& cmd, const GraphSpec& spec) {
   std::unique_ptr<Tape<double>> tape;
   if (cmd.fault == 1) {
     std::optional<std::pair<std::size_t, std::string>> site;
-    for (const auto& v : fan_out_values(spec))
+    for (const auto& v : fan_out_values(graph))
       if (!site && (cmd.at.empty() || v.second == cmd.at)) site = v;
     if (!site)
       throw UsageError("--fault 1 (overwrite on fan-out): " + spec.file + " has no input or node" +
-                       (cmd.at.empty() ? "" : " named '" + cmd.at + "'") + " read by more than one node");
+                       (cmd.at.empty() ? "" : " named '" + cmd.at + "'") +
+                       " with a gradient read by more than one node");
     marked = site->first;
     tape = std::make_unique<Tape<double>>(TapeOptions{.overwrite_fault_node = marked});
     tape->backward(graph(*tape, graph.record_inputs(*tape)));
@@ -60,7 +61,7 @@ std::string run_dot_fault(const DotCommand& cmd, const GraphSpec& spec) {
       throw UsageError("--fault " + std::to_string(cmd.fault) + " (" + std::string(info->name) + "): " +
                        (why.empty() ? spec.file + " has no " + std::string(info->op->name) + " node" + where
                                     : "it changes nothing in " + spec.file + " at " + why));
-    marked = graph.inputs().size() + site->node;
+    marked = graph.index_of(site->name); // the tape index: inputs, then real constants, then nodes
     tape = std::make_unique<Tape<double>>();
     tape->backward(FaultyFileGraph<double>(graph, site->node, cmd.fault)(*tape, graph.record_inputs(*tape)));
     FaultyFileGraph<mpfr_real>(lifted, site->node, cmd.fault)(reference, lifted.record_inputs(reference));

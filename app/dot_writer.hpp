@@ -53,7 +53,8 @@ template <Real T> std::string tape_dot(Tape<T>& tape, const std::map<std::size_t
     const std::string view = n.shape.rank() == 2 ? "" : " (" + shape_string(n.value.rows(), n.value.cols()) + " view)";
     if (values) label += "\nvalue" + view + "\n" + format_matrix(n.value, 6);
     if (grads && n.needs_grad) label += "\ngradient" + view + "\n" + format_matrix(tape.grad(tape.var(i)), 6);
-    if (grads && !n.needs_grad) label += "\nno gradient (a constant)";
+    if (grads && !n.needs_grad)
+      label += n.is_input() ? "\nno gradient (a constant)" : "\nno gradient (made from constants only)";
     out << "  n" << i << " [label=\"" << dot_escape(label) << "\\l\"";
     if (n.is_input())
       out << ", style=\"filled" << (i == marked ? ",dashed" : "") << "\", fillcolor=\"gray90\"";

@@ -223,9 +223,11 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
   for (std::size_t i = 0; i < tape.size(); ++i)
     for (std::size_t p : tape.node(i).parents)
       consumers[p].push_back(tape.node_name(i));
-  std::vector<std::size_t> fanned;
+  std::vector<std::size_t> fanned; // a constant, or a node made from constants only, has no adjoint to audit
   for (std::size_t i = 0; i < tape.size(); ++i)
-    if (consumers[i].size() > 1) fanned.push_back(i);
+    if (consumers[i].size() > 1 && tape.node(i).needs_grad) fanned.push_back(i);
+  // A node made from real constants only has no gradient (Tape::grad refuses it).
+  const auto has_gradient = [&](std::size_t k) { return tape.node(all[k].index()).needs_grad; };
 
   std::ostringstream text;
   const typename Tape<T>::Stats st = tape.stats();
@@ -245,8 +247,9 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
       values[all[k].label()] = tensor_json(all[k].value(), all[k].shape());
       if (k < n_inputs)
         grads[all[k].label()] = tensor_json(all[k].grad(), all[k].shape());
-      else if (k >= n_fixed) // a constant has no gradient
-        node_grads[all[k].label()] = tensor_json(all[k].grad(), all[k].shape());
+      else if (k >= n_fixed) // a constant has no gradient; a node made from constants only has null
+        node_grads[all[k].label()] =
+            has_gradient(k) ? tensor_json(all[k].grad(), all[k].shape()) : nlohmann::ordered_json();
     }
     doc["values"] = std::move(values);
     doc["gradients"] = std::move(grads);
@@ -276,7 +279,9 @@ template <Real T> std::string run_grad(const GraphSpec& spec, const GradArgs& ar
       text << "\ngradients d" << spec.output << "/d(node):\n";
     }
     if (k >= n_inputs && k < n_fixed) continue; // a constant has no gradient
-    text << "d" << all[k].label() << "\n" << format_matrix(all[k].grad(), max_digits10<T>(), "  ");
+    text << "d" << all[k].label()
+         << (has_gradient(k) ? "\n" + format_matrix(all[k].grad(), max_digits10<T>(), "  ")
+                             : ": none (made from real constants only)\n");
   }
   if (args.stats) text << "\n" << stats_line(tape) << "\n";
   if (args.audit) {

@@ -305,7 +305,8 @@ struct FaultSite {
 
 /// Every (op fault, node) of `graph` where the fault's op is the node's, in node order and, per node, in OpFaults
 /// order, each with the fault's invisible(): why its slip changes nothing at the graph's point (no bias broadcast
-/// over rows, no entry of relu's operand below 0, no row of -inf for the naive softmax, ...), or empty.
+/// over rows, no entry of relu's operand below 0, no row of -inf for the naive softmax, a node made from real
+/// constants only, ...), or empty.
 template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) {
   Tape<T> tape;
   const std::vector<Var<T>> all = graph.record(tape, graph.record_inputs(tape));
@@ -318,8 +319,13 @@ template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) 
       operands.push_back(all[graph.index_of(arg)].tensor());
       shapes.push_back(all[graph.index_of(arg)].shape());
     }
+    const bool has_gradient = tape.node(all[graph.index_of(n.name)].index()).needs_grad;
     OpFaults::for_each([&]<class F>() {
       if (F::fault.op != n.info) return;
+      if (!has_gradient) { // its VJP never runs
+        sites.push_back({&F::fault, k, n.name, "it is made from real constants only, so no gradient flows through it"});
+        return;
+      }
       std::string why = detail::refusal<F>(shapes, n.args);
       if (why.empty()) why = F::invisible(std::span<const Tensor<T>>(operands), graph.node_params(k));
       sites.push_back({&F::fault, k, n.name, std::move(why)});
@@ -329,10 +335,11 @@ template <Real T> std::vector<FaultSite> fault_sites(const FileGraph<T>& graph) 
 }
 
 /// The inputs and nodes of a graph file that more than one node the output depends on reads (an operand given
-/// twice counts twice),
-/// as (position among inputs then nodes, which is the tape index when each is one tape node; name), in file
-/// order: where the overwrite fault (TapeOptions::overwrite_fault_node) can show.
-inline std::vector<std::pair<std::size_t, std::string>> fan_out_values(const GraphSpec& spec) {
+/// twice counts twice) and that have a gradient (a node made from real constants only has none), as (index among
+/// graph.record()'s values, which is the tape index; name), in file order: where the overwrite fault
+/// (TapeOptions::overwrite_fault_node) can show.
+template <Real T> std::vector<std::pair<std::size_t, std::string>> fan_out_values(const FileGraph<T>& graph) {
+  const GraphSpec& spec = graph.spec();
   // Only consumers the output depends on count: a dead one adds nothing to any gradient.
   std::set<std::string> live{spec.output};
   for (auto n = spec.nodes.rbegin(); n != spec.nodes.rend(); ++n)
@@ -344,17 +351,14 @@ inline std::vector<std::pair<std::size_t, std::string>> fan_out_values(const Gra
     if (live.count(n.name))
       for (const std::string& a : n.args)
         ++consumers[a];
+  Tape<T> tape;
+  const std::vector<Var<T>> all = graph.record(tape, graph.record_inputs(tape));
   std::vector<std::pair<std::size_t, std::string>> out;
-  std::size_t i = 0;
-  for (const auto& input : spec.inputs) {
-    if (consumers[input.first] > 1) out.emplace_back(i, input.first);
-    ++i;
-  }
-  for (const ConstantSpec& c : spec.constants) // a real constant is a tape node too, whose gradient nobody reads
-    if (c.dtype == ConstantSpec::Dtype::real) ++i;
+  for (const auto& input : spec.inputs)
+    if (consumers[input.first] > 1) out.emplace_back(graph.index_of(input.first), input.first);
   for (const NodeSpec& n : spec.nodes) {
-    if (consumers[n.name] > 1) out.emplace_back(i, n.name);
-    ++i;
+    const std::size_t i = graph.index_of(n.name);
+    if (consumers[n.name] > 1 && tape.node(all[i].index()).needs_grad) out.emplace_back(i, n.name);
   }
   return out;
 }

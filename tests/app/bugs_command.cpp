@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -261,4 +262,63 @@ TEST_CASE("bugs FILE: layer_norm's slip shows on rows of one entry; a consumer t
   CHECK(doc.at("faults").at(0).at("id") == 13);
   CHECK(doc.at("faults").at(0).at("injected_at") == "N");
   CHECK(doc.at("faults").at(0).at("caught") == true);
+}
+
+TEST_CASE("bugs and dot --fault on a file with real constants: faults sit at the right tape node, none where no "
+          "gradient flows") {
+  // Tape order: X, then the real constants c, d, b, then the nodes. T = c d is made from constants only: it has no
+  // gradient, so neither the overwrite fault (T is read twice) nor mul's slip can act there.
+  const std::string file = temp_graph("real_constants.json", R"({
+    "inputs": {"X": [[1, -2, 0.5], [3, 0.25, -1]]},
+    "constants": {"c": {"dtype": "real", "value": "0.5"}, "d": {"dtype": "real", "value": "3"},
+                  "b": {"dtype": "real", "value": [[0.5, -1, 2]]}},
+    "nodes": [{"name": "T", "op": "mul", "args": ["c", "d"]},
+              {"name": "Y", "op": "mul", "args": ["X", "T"]},
+              {"name": "B", "op": "add", "args": ["Y", "b"]},
+              {"name": "E", "op": "exp", "args": ["B"]},
+              {"name": "S", "op": "add", "args": ["E", "T"]},
+              {"name": "J", "op": "sum", "args": ["S"]}],
+    "output": "J"})");
+  const nlohmann::json doc = bugs_file(file, 0);
+  std::set<std::string> overwritten;
+  for (const auto& f : doc.at("faults"))
+    if (f.at("id") == 1) overwritten.insert(f.at("injected_at").get<std::string>());
+  CHECK(overwritten.empty());
+  bool t_named = false;
+  for (const auto& n : doc.at("not_injected"))
+    t_named = t_named || (n.at("injected_at") == "T" &&
+                          n.at("why") == "it is made from real constants only, so no gradient flows through it");
+  CHECK(t_named);
+  const nlohmann::json mul = fault_entry(doc, 29); // at Y: dX = g X instead of g T
+  CHECK(mul.at("injected_at") == "Y");
+  CHECK(mul.at("caught") == true);
+  CHECK(mul.at("node") == "Y");
+  // The bias slip at B writes a wrong db; b is a constant, so no gradient the tape keeps changes, but the
+  // per-node check tests the VJP of every operand and names B.
+  const nlohmann::json bias = fault_entry(doc, 11);
+  CHECK(bias.at("injected_at") == "B");
+  CHECK(bias.at("caught_by") == nlohmann::json::array({"per-node check"}));
+  CHECK(bias.at("node") == "B");
+  CHECK(doc.at("mutation_score") == "2/2");
+
+  tapegrad::app::DotCommand cmd;
+  cmd.file = file;
+  cmd.fault = 29;
+  cmd.at = "Y";
+  cmd.check = true;
+  cmd.grads = true;
+  const std::string dot = dot_of(cmd);
+  const std::vector<std::string> marked = node_lines(dot, "FAULT 29");
+  REQUIRE(marked.size() == 1);
+  CHECK(marked[0].find("label=\"Y\\l") != std::string::npos); // Y itself, not the node inputs + 1 places it at
+  const std::vector<std::string> red = node_lines(dot, "lightcoral");
+  REQUIRE(red.size() == 1);
+  CHECK(red[0].find("label=\"Y\\l") != std::string::npos);
+  CHECK(node_lines(dot, "no gradient (made from constants only)").size() == 1); // T
+  CHECK(node_lines(dot, "no gradient (a constant)").size() == 3);               // c, d, b
+  cmd.fault = 1;
+  cmd.at.clear();
+  CHECK_THROWS_WITH_AS(tapegrad::app::run_dot_command(cmd, std::cout),
+                       doctest::Contains("has no input or node with a gradient read by more than one node"),
+                       tapegrad::UsageError);
 }

@@ -244,3 +244,38 @@ TEST_CASE("FileGraph::node_function records the nodes up to its node only") {
   std::ostringstream out;
   CHECK_THROWS_AS(run_grad_command(g, out), tapegrad::DomainError);
 }
+
+TEST_CASE("grad --all-nodes and --audit on a node made from real constants only: it has no gradient, and says so") {
+  // T = c c is made from constants only (no gradient); Y = X T reads it, and so does S. X is 2x3.
+  const std::string file = temp_file("constant_node.json", R"({
+    "inputs": {"X": [[1, -2, 0.5], [3, 0.25, -1]]},
+    "constants": {"c": {"dtype": "real", "value": "0.5"}},
+    "nodes": [{"name": "T", "op": "mul", "args": ["c", "c"]},
+              {"name": "Y", "op": "mul", "args": ["X", "T"]},
+              {"name": "S", "op": "add", "args": ["Y", "T"]},
+              {"name": "J", "op": "sum", "args": ["S"]}],
+    "output": "J"})");
+  GradCommand g;
+  g.file = file;
+  g.format = "json";
+  g.all_nodes = true;
+  g.audit = true;
+  std::ostringstream out;
+  REQUIRE(run_grad_command(g, out) == 0);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  CHECK(doc.at("node_gradients").at("T").is_null());
+  CHECK(doc.at("node_gradients").at("Y").size() == 2); // 2 rows of "1"
+  CHECK(doc.at("node_gradients").at("Y").at(1).at(2) == "1");
+  const std::string quarter = tapegrad::to_decimal(0.5 * 0.5);
+  CHECK(doc.at("gradients").at("X").at(1).at(0) == quarter); // dJ/dX = T everywhere
+  CHECK_FALSE(doc.at("gradients").contains("c"));
+  CHECK(doc.at("audit").empty()); // c and T are read twice each, but neither has an adjoint to sum
+
+  g.format = "text";
+  std::ostringstream text;
+  REQUIRE(run_grad_command(g, text) == 0);
+  CHECK(text.str().find("dT: none (made from real constants only)\n") != std::string::npos);
+  CHECK(text.str().find("dY\n") != std::string::npos);
+  CHECK(text.str().find("fan-out audit (nodes with more than one consumer; their gradient is the sum of the "
+                        "contributions):\n  none\n") != std::string::npos);
+}
