@@ -8,11 +8,15 @@
 //        dw[k] += sum over groups of g y,   db[k] += sum over groups of g
 // where mean(h y) is the group mean of h times y (the derivative of s, and of c, folded in). dx is computed in a
 // form without the cancellation of 1 - y^2 (detail::normalise_jacobian), and so is a dual number's tangent; the
-// centre is kept as two numbers so that a nearly constant group keeps z = x - c to its own rounding
-// (detail::row_statistics). For float all of it runs in double (detail::Wide).
+// centres of x and of h are kept as two numbers each, so that a nearly constant group keeps z = x - c (and
+// h - mean(h)) to its own rounding (detail::two_part_centre). For float all of it runs in double (detail::Wide);
+// a double call whose numbers would leave double's exponent range on the way (s^3, z^2, h (mean(z^2) + eps)) runs
+// in long double instead (detail::Fallback, detail::moderate).
 #include "../autodiff/dual.hpp"
 #include "../autodiff/operands.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -62,59 +66,96 @@ namespace detail {
 /// The type the statistics, the result and the VJP are computed in: double for float (and Dual<double> for its
 /// dual numbers, so that the dual check's tangent is as accurate as the VJP it is compared with), T itself
 /// otherwise.
-template <class T> struct Widening {
-  using type = T;
-  static const T& widen(const T& x) { return x; }
-  static T narrow(const T& w) { return w; }
-};
-template <> struct Widening<float> {
-  using type = double;
-  static double widen(float x) { return x; }
-  static float narrow(double w) { return static_cast<float>(w); }
-};
-template <Real U> struct Widening<Dual<U>> {
-  using type = Dual<typename Widening<U>::type>;
-  static type widen(const Dual<U>& x) { return {Widening<U>::widen(x.val), Widening<U>::widen(x.eps)}; }
-  static Dual<U> narrow(const type& w) { return {Widening<U>::narrow(w.val), Widening<U>::narrow(w.eps)}; }
-};
+template <class T> struct Widening { using type = T; };
+template <> struct Widening<float> { using type = double; };
+template <Real U> struct Widening<Dual<U>> { using type = Dual<typename Widening<U>::type>; };
 template <Real T> using Wide = typename Widening<T>::type;
-template <Real T> Wide<T> widen(const T& x) { return Widening<T>::widen(x); }
-template <Real T> T narrow(const Wide<T>& w) { return Widening<T>::narrow(w); }
 
-/// Each group's centre and s (see above) for x (a group per row), as columns, in Wide<T>. The centre is two
-/// numbers, c = first + second: `first` the rounded mean, `second` the mean of x - first, and a group's
-/// z = x - c is computed as (x - first) - second (centred_entry). A nearly constant group (x near its mean) would
-/// otherwise carry first's rounding, eps |c|, into every z, a large error relative to z itself that the VJP
-/// multiplies (the property tests found a double layer_norm VJP off by 1.3e-12 relative, for a group of n = 2 whose
-/// entries differ by 1.6%); x - first is exact there (x and first are within a factor 2 of each other), so z keeps
-/// its own rounding only. Not centred, both are 0. Where the variance (mean square) + eps is not > 0 (a constant
-/// group with eps = 0, a negative eps) s is what the formula gives, 0 or NaN, and the group's result is then NaN
-/// or +-inf: the format defines no error there, and eps > 0 (the default) keeps every group finite.
-template <Real T> struct RowStatistics { Matrix<Wide<T>> first, second, scale; };
-template <class W> W centred_entry(const W& x, const W& first, const W& second) { return W(W(x - first) - second); }
-template <Real T, class X> RowStatistics<T> row_statistics(const X& x, const T& eps, bool centred) {
-  using W = Wide<T>;
-  const W n = W(static_cast<long>(x.cols()));
-  RowStatistics<T> r{Matrix<W>(x.rows(), 1), Matrix<W>(x.rows(), 1), Matrix<W>(x.rows(), 1)};
+/// The type a group is computed in when its numbers would leave double's exponent range on the way (see
+/// moderate): long double for double (and Dual<long double> for Dual<double>), W itself otherwise.
+template <class W> struct FallingBack { using type = W; };
+template <> struct FallingBack<double> { using type = long double; };
+template <Real U> struct FallingBack<Dual<U>> { using type = Dual<typename FallingBack<U>::type>; };
+template <class W> using Fallback = typename FallingBack<W>::type;
+
+/// x as a To, To and From both plain numbers or both dual numbers (part by part): exact from a narrower type, one
+/// rounding to a narrower one, x itself for the same type.
+template <class To, class From> To change(const From& x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (is_dual<To>) {
+    using U = std::remove_cvref_t<decltype(To{}.val)>;
+    return To{change<U>(x.val), change<U>(x.eps)};
+  } else {
+    return static_cast<To>(x);
+  }
+}
+template <Real T> Wide<T> widen(const T& x) { return change<Wide<T>>(x); }
+
+/// Whether x (each part of a dual number), computed in double, is 0 or within [2^-e, 2^e] in magnitude. Groups
+/// whose entries are all moderate at e = 250 (and eps 0 or within [2^-600, 2^500]) stay inside double's range
+/// through the formula, for groups of up to 2^30 entries: |z| <= 2^251, so sum z^2 <= 2^533; a group that is not
+/// constant has a z of at least 2^-304 (two entries that differ do so by 2^-53 of the larger), so
+/// s >= 2^-304 / 2^15, s^3 >= 2^-957 (a normal double), and u (mean(z^2) + eps) stays within [2^-1000, 2^760];
+/// a constant group has s = sqrt(eps), 0 or within [2^-300, 2^250]. The VJP's h = g w is moderate when g and w
+/// are moderate at e = 125 (without a weight, h = g at 250). NaN and inf are not moderate: such a group runs in
+/// Fallback too and gives the NaN or inf the formula gives.
+template <class W> bool moderate(const W& x, int e) {
+  if constexpr (is_dual<W>) {
+    return moderate(x.val, e) && moderate(x.eps, e);
+  } else {
+    using std::abs;
+    using std::ldexp;
+    const W a = abs(x);
+    return a == W(0) || (a >= ldexp(W(1), -e) && a <= ldexp(W(1), e));
+  }
+}
+
+/// The centre of a group as two numbers, c = first + second: `first` the rounded mean, `second` the mean of
+/// entry - first, and a centred entry is (entry - first) - second (centred). A nearly constant group (entries near
+/// their mean) would otherwise carry first's rounding, eps |c|, into every centred entry, a large error relative
+/// to the entry itself that the VJP multiplies (the property tests found a double layer_norm VJP off by 1.3e-12
+/// relative, for a group of n = 2 whose entries differ by 1.6%). There entry - first is exact (the two are within
+/// a factor 2 of each other), so first's rounding cancels through second, and what is left is second's rounding
+/// and the subtraction's, each relative to the centred entry itself. `entry(k)` gives entry k of n, in W.
+template <class W> struct Centre { W first{0}, second{0}; };
+template <class W> W centred(const W& x, const Centre<W>& c) { return W(W(x - c.first) - c.second); }
+template <class W, class Entry> Centre<W> two_part_centre(std::size_t n, const Entry& entry) {
+  const W count = W(static_cast<long>(n));
+  Centre<W> c;
+  for (std::size_t k = 0; k < n; ++k)
+    c.first += entry(k);
+  c.first = W(c.first / count);
+  for (std::size_t k = 0; k < n; ++k)
+    c.second += W(entry(k) - c.first);
+  c.second = W(c.second / count);
+  return c;
+}
+
+/// Each group's centre (two_part_centre; 0 when not centred) and s (see above) for x (a group per row), in W.
+/// Where the variance (mean square) + eps is not > 0 (a constant group with eps = 0, a negative eps) s is what the
+/// formula gives, 0 or NaN, and the group's result is then NaN or +-inf: the format defines no error there, and
+/// eps > 0 (the default) keeps every group finite.
+template <class W> struct RowStatistics {
+  std::vector<Centre<W>> centre;
+  std::vector<W> scale;
+};
+template <class W, class X, Real T> RowStatistics<W> row_statistics(const X& x, const T& eps, bool centred_group) {
+  const auto K = static_cast<std::size_t>(x.cols());
+  const W n = W(static_cast<long>(K)), e = change<W>(eps);
+  RowStatistics<W> r{std::vector<Centre<W>>(static_cast<std::size_t>(x.rows())),
+                     std::vector<W>(static_cast<std::size_t>(x.rows()))};
   using std::sqrt;
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    W first(0), second(0);
-    if (centred) {
-      for (Eigen::Index j = 0; j < x.cols(); ++j)
-        first += widen<T>(x(i, j));
-      first = W(first / n);
-      for (Eigen::Index j = 0; j < x.cols(); ++j)
-        second += W(widen<T>(x(i, j)) - first);
-      second = W(second / n);
-    }
+    const auto entry = [&](std::size_t j) { return change<W>(x(i, static_cast<Eigen::Index>(j))); };
+    Centre<W>& c = r.centre[static_cast<std::size_t>(i)];
+    if (centred_group) c = two_part_centre<W>(K, entry);
     W squares(0);
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      const W z = centred_entry(widen<T>(x(i, j)), first, second);
+    for (std::size_t j = 0; j < K; ++j) {
+      const W z = centred(entry(j), c);
       squares += z * z;
     }
-    r.first(i, 0) = first;
-    r.second(i, 0) = second;
-    r.scale(i, 0) = W(sqrt(W(squares / n + widen(eps))));
+    r.scale[static_cast<std::size_t>(i)] = W(sqrt(W(squares / n + e)));
   }
   return r;
 }
@@ -123,23 +164,23 @@ template <Real T, class X> RowStatistics<T> row_statistics(const X& x, const T& 
 ///   d_j = (u_j (mean(z^2) + eps) - z_j mean(u z)) / s^3,   u = h - mean(h) when centred, h otherwise,
 /// with z = x - c and s^2 = mean(z^2) + eps. The term k = j of mean(z^2) and of mean(u z) cancels exactly, so both
 /// sums leave it out (over k != j, from prefix and suffix sums): rms_norm over one entry, y = x / sqrt(x^2 + eps),
-/// gives d = h eps / s^3 to W's rounding, where (h - y mean(h y)) / s loses x^2 / eps of it to 1 - y^2.
-/// `work` is workspace (any contents; resized to 3 K + 2), kept by a caller that runs many groups.
+/// gives d = h eps / s^3 to W's rounding, where (h - y mean(h y)) / s loses x^2 / eps of it to 1 - y^2. mean(h) is
+/// a two-part centre, as x's is: a nearly constant h (a gradient through a nearly constant weight) keeps u to its
+/// own rounding. `work` is workspace (any contents; resized to 3 K + 2), kept by a caller that runs many groups.
 template <class W> void normalise_jacobian(std::span<const W> h, std::span<const W> z, const W& s, const W& eps,
-                                           bool centred, std::span<W> d, std::vector<W>& work) {
+                                           bool centred_group, std::span<W> d, std::vector<W>& work) {
   const std::size_t K = h.size();
   const W n = W(static_cast<long>(K));
   work.resize(3 * K + 2);
   const std::span<W> u(work.data(), K), squares_after(work.data() + K, K + 1),
       products_after(work.data() + 2 * K + 1, K + 1); // the sums over k > j, at j + 1
-  W mean_h(0);
-  if (centred) {
-    for (const W& v : h)
-      mean_h += v;
-    mean_h = W(mean_h / n);
+  if (centred_group) {
+    const Centre<W> c = two_part_centre<W>(K, [&](std::size_t k) { return h[k]; });
+    for (std::size_t k = 0; k < K; ++k)
+      u[k] = centred(h[k], c);
+  } else {
+    std::copy(h.begin(), h.end(), u.begin());
   }
-  for (std::size_t k = 0; k < K; ++k)
-    u[k] = centred ? W(h[k] - mean_h) : h[k];
   squares_after[K] = W(0);
   products_after[K] = W(0);
   for (std::size_t k = K; k-- > 0;) {
@@ -158,8 +199,8 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
 
 /// A group's y = z / s, z = x - c its centred entries; a dual number's tangent is the Jacobian applied to x's
 /// tangents (normalise_jacobian), not the chain rule through s, which cancels as the VJP's first form does.
-template <class W> void normalised_group(std::span<const W> x, std::span<W> z, const W& s, const W& eps, bool centred,
-                                         std::span<W> y) {
+template <class W> void normalised_group(std::span<const W> x, std::span<W> z, const W& s, const W& eps,
+                                         bool centred_group, std::span<W> y) {
   for (std::size_t j = 0; j < z.size(); ++j)
     y[j] = W(z[j] / s);
   if constexpr (is_dual<W>) {
@@ -170,7 +211,7 @@ template <class W> void normalised_group(std::span<const W> x, std::span<W> z, c
       value[j] = z[j].val;
     }
     std::vector<U> work;
-    normalise_jacobian<U>(tangent, value, s.val, eps.val, centred, dy, work);
+    normalise_jacobian<U>(tangent, value, s.val, eps.val, centred_group, dy, work);
     for (std::size_t j = 0; j < x.size(); ++j)
       y[j].eps = dy[j];
   }
@@ -215,68 +256,136 @@ template <class A, Real T> Shape normalise_shape(std::string_view op, std::span<
   return s;
 }
 
+/// A tensor's storage as R groups of K entries, one per row.
+template <Real T> using GroupView = Eigen::Map<const Matrix<T>>;
+
+/// Whether every group of x, with eps, stays inside double's range when computed in W (moderate); always for a W
+/// without a Fallback.
+template <class W, Real T> bool forward_keeps_range(const GroupView<T>& x, const T& eps) {
+  if constexpr (std::is_same_v<W, Fallback<W>>) {
+    return true;
+  } else {
+    using P = decltype(plain_value(W{})); // double
+    using std::abs;
+    using std::ldexp;
+    const P a = abs(change<P>(plain_value(eps))); // a parameter: a dual eps's tangent is 0
+    if (a != P(0) && !(a >= ldexp(P(1), -600) && a <= ldexp(P(1), 500))) return false;
+    for (Eigen::Index k = 0; k < x.size(); ++k)
+      if (!moderate(change<W>(x.data()[k]), 250)) return false;
+    return true;
+  }
+}
+
+/// Whether the VJP's h = g w (w null: h = g) stays inside double's range in W (moderate); always for a W without a
+/// Fallback.
+template <class W, Real T> bool backward_keeps_range(const GroupView<T>& g, const T* w) {
+  if constexpr (std::is_same_v<W, Fallback<W>>) {
+    return true;
+  } else {
+    const int e = w != nullptr ? 125 : 250;
+    for (Eigen::Index k = 0; k < g.size(); ++k)
+      if (!moderate(change<W>(g.data()[k]), e)) return false;
+    if (w != nullptr)
+      for (Eigen::Index j = 0; j < g.cols(); ++j)
+        if (!moderate(change<W>(w[j]), e)) return false;
+    return true;
+  }
+}
+
+/// The forward in V for x's groups: writes each group's y w + b (w, b null: 1 and 0) to `out` and returns the
+/// statistics the VJP reuses.
+template <class V, Real T> RowStatistics<V> normalise_forward(const GroupView<T>& x, const T& eps, bool centred_group,
+                                                              const T* w, const T* b, T* out) {
+  const Eigen::Index R = x.rows(), K = x.cols();
+  const auto k = static_cast<std::size_t>(K);
+  const V e = change<V>(eps);
+  RowStatistics<V> stats = row_statistics<V>(x, eps, centred_group);
+  std::vector<V> xi(k), zi(k), yi(k);
+  for (Eigen::Index i = 0; i < R; ++i) {
+    const Centre<V>& c = stats.centre[static_cast<std::size_t>(i)];
+    for (std::size_t j = 0; j < k; ++j) {
+      xi[j] = change<V>(x(i, static_cast<Eigen::Index>(j)));
+      zi[j] = centred(xi[j], c);
+    }
+    normalised_group<V>(xi, zi, stats.scale[static_cast<std::size_t>(i)], e, centred_group, yi);
+    for (std::size_t j = 0; j < k; ++j) {
+      V r = yi[j];
+      if (w != nullptr) r = V(r * change<V>(w[j]));
+      if (b != nullptr) r = V(r + change<V>(b[j]));
+      out[static_cast<std::size_t>(i) * k + j] = change<T>(r);
+    }
+  }
+  return stats;
+}
+
+/// The VJP in V, from the forward's statistics: dx (normalise_jacobian on h = g w), and when there are a weight
+/// and a bias, dw = sum over groups of g y and db = sum over groups of g.
+template <class V, Real T> void normalise_backward(Backprop<T>& bp, const RowStatistics<V>& stats, const T& eps,
+                                                   bool centred_group, Eigen::Index R, Eigen::Index K,
+                                                   std::size_t operands) {
+  const GroupView<T> g(bp.grad().data(), R, K), x(bp.input(0).data(), R, K);
+  const auto k = static_cast<std::size_t>(K);
+  const V e = change<V>(eps);
+  const auto z = [&](Eigen::Index i, std::size_t j) {
+    return centred(change<V>(x(i, static_cast<Eigen::Index>(j))), stats.centre[static_cast<std::size_t>(i)]);
+  };
+  const auto gradient = [&](Eigen::Index i, std::size_t j) { return change<V>(g(i, static_cast<Eigen::Index>(j))); };
+  std::vector<V> h(k), zi(k), d(k), work;
+  bp.accumulate_with(0, [&](Matrix<T>& da) {
+    for (Eigen::Index i = 0; i < R; ++i) {
+      for (std::size_t j = 0; j < k; ++j) {
+        zi[j] = z(i, j);
+        h[j] = operands > 1 ? V(gradient(i, j) * change<V>(bp.input(1).data()[j])) : gradient(i, j);
+      }
+      normalise_jacobian<V>(h, zi, stats.scale[static_cast<std::size_t>(i)], e, centred_group, d, work);
+      for (std::size_t j = 0; j < k; ++j)
+        da.data()[static_cast<std::size_t>(i) * k + j] = change<T>(d[j]);
+    }
+  });
+  for (std::size_t q = 1; q < operands; ++q) // the weight (sum of g y) and the bias (sum of g), row by row
+    bp.accumulate_with(q, [&](Matrix<T>& dw) {
+      std::vector<V>& total = d; // d's entries are not needed any more
+      std::fill(total.begin(), total.end(), V(0));
+      for (Eigen::Index i = 0; i < R; ++i)
+        for (std::size_t j = 0; j < k; ++j)
+          total[j] +=
+              q == 1 ? V(gradient(i, j) * V(z(i, j) / stats.scale[static_cast<std::size_t>(i)])) : gradient(i, j);
+      for (std::size_t j = 0; j < k; ++j)
+        dw.data()[j] = change<T>(total[j]);
+    });
+}
+
 /// Records layer_norm (centred) or rms_norm (not) on in[0], with in[1] the weight and in[2] the bias when given,
-/// with the node's "eps" and "normalized_shape". The VJP recomputes z in Wide<T> from the operand and the saved
-/// statistics, rather than reading the result rounded to T.
+/// with the node's "eps" and "normalized_shape". It computes in Wide<T>, or in Fallback<Wide<T>> where a group
+/// would leave double's range (forward_keeps_range, backward_keeps_range: there the statistics are recomputed in
+/// it). The VJP recomputes z from the operand and the saved statistics, rather than reading the result rounded to
+/// T.
 template <class Op, Real T>
-Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::string label, bool centred) {
+Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::string label, bool centred_group) {
   using W = Wide<T>;
-  using ConstView = Eigen::Map<const Matrix<T>>;
   Tape<T>& tape = common_tape(Op::info, in);
   const Shape s = Op::shape(in, p);
   const Eigen::Index K = group_size(in[0], p), R = s.numel() / K;
-  const ConstView x(in[0].value().data(), R, K);
-  const W eps = widen(p.number("eps"));
-  RowStatistics<T> stats = row_statistics(x, p.number("eps"), centred);
-  const std::size_t operands = in.size(), k = static_cast<std::size_t>(K);
-  // The weight and bias of entry j of a group, in Wide<T> (1 and 0 when absent).
-  const auto weight = [&](Eigen::Index j) { return operands > 1 ? widen(in[1].value().data()[j]) : W(1); };
-  const auto bias = [&](Eigen::Index j) { return operands > 2 ? widen(in[2].value().data()[j]) : W(0); };
+  const GroupView<T> x(in[0].value().data(), R, K);
+  const T eps = p.number("eps");
+  const std::size_t operands = in.size();
+  const T* w = operands > 1 ? in[1].value().data() : nullptr;
+  const T* b = operands > 2 ? in[2].value().data() : nullptr;
   Matrix<T> result = tape.buffer(s);
-  Eigen::Map<Matrix<T>> out(result.data(), R, K);
-  std::vector<W> xi(k), zi(k), yi(k);
-  for (Eigen::Index i = 0; i < R; ++i) {
-    for (Eigen::Index j = 0; j < K; ++j) {
-      const auto u = static_cast<std::size_t>(j);
-      xi[u] = widen(x(i, j));
-      zi[u] = centred_entry(xi[u], stats.first(i, 0), stats.second(i, 0));
-    }
-    normalised_group<W>(xi, zi, stats.scale(i, 0), eps, centred, yi);
-    for (Eigen::Index j = 0; j < K; ++j)
-      out(i, j) = narrow<T>(W(yi[static_cast<std::size_t>(j)] * weight(j) + bias(j)));
-  }
+  std::optional<RowStatistics<W>> stats; // absent: the forward ran in Fallback<W>, and so does the VJP
+  if (forward_keeps_range<W>(x, eps))
+    stats = normalise_forward<W>(x, eps, centred_group, w, b, result.data());
+  else
+    normalise_forward<Fallback<W>>(x, eps, centred_group, w, b, result.data());
   return tape.template record<Op>(
       in, s, std::move(result),
-      [stats = std::move(stats), eps, centred, R, K, k, operands](Backprop<T>& bp) {
-        const ConstView g(bp.grad().data(), R, K), x(bp.input(0).data(), R, K);
-        const auto z = [&](Eigen::Index i, Eigen::Index j) {
-          return centred_entry(widen(x(i, j)), stats.first(i, 0), stats.second(i, 0));
-        };
-        std::vector<W> h(k), zi(k), d(k), work;
-        bp.accumulate_with(0, [&](Matrix<T>& da) {
-          Eigen::Map<Matrix<T>> out(da.data(), R, K);
-          for (Eigen::Index i = 0; i < R; ++i) {
-            for (Eigen::Index j = 0; j < K; ++j) {
-              const auto u = static_cast<std::size_t>(j);
-              zi[u] = z(i, j);
-              h[u] = operands > 1 ? W(widen(g(i, j)) * widen(bp.input(1).data()[j])) : widen(g(i, j));
-            }
-            normalise_jacobian<W>(h, zi, stats.scale(i, 0), eps, centred, d, work);
-            for (Eigen::Index j = 0; j < K; ++j)
-              out(i, j) = narrow<T>(d[static_cast<std::size_t>(j)]);
-          }
-        });
-        for (std::size_t q = 1; q < operands; ++q) // the weight (sum of g y) and the bias (sum of g), row by row
-          bp.accumulate_with(q, [&](Matrix<T>& dw) {
-            std::vector<W>& total = d; // d's entries are not needed any more
-            std::fill(total.begin(), total.end(), W(0));
-            for (Eigen::Index i = 0; i < R; ++i)
-              for (Eigen::Index j = 0; j < K; ++j)
-                total[static_cast<std::size_t>(j)] +=
-                    q == 1 ? W(widen(g(i, j)) * W(z(i, j) / stats.scale(i, 0))) : widen(g(i, j));
-            for (Eigen::Index j = 0; j < K; ++j)
-              dw.data()[j] = narrow<T>(total[static_cast<std::size_t>(j)]);
-          });
+      [stats = std::move(stats), eps, centred_group, R, K, operands](Backprop<T>& bp) {
+        const GroupView<T> g(bp.grad().data(), R, K), x(bp.input(0).data(), R, K);
+        if (stats && backward_keeps_range<W>(g, operands > 1 ? bp.input(1).data() : nullptr))
+          normalise_backward<W>(bp, *stats, eps, centred_group, R, K, operands);
+        else
+          normalise_backward<Fallback<W>>(bp, row_statistics<Fallback<W>>(x, eps, centred_group), eps, centred_group, R,
+                                          K, operands);
       },
       std::move(label), p);
 }

@@ -103,11 +103,12 @@ struct LayerNormConstantStatisticsFault {
   template <Real T> static Var<T> apply(std::span<const Var<T>> in, const Params<T>& p, std::string label) {
     const T eps = p.number("eps");
     return detail::record_fault<LayerNormConstantStatisticsFault>(in, p, std::move(label), [eps](Backprop<T>& bp) {
-      const detail::RowStatistics<T> stats = detail::row_statistics(bp.input(0), eps, true);
+      using W = detail::Wide<T>;
+      const detail::RowStatistics<W> stats = detail::row_statistics<W>(bp.input(0), eps, true);
       Matrix<T> d = bp.grad();
       for (Eigen::Index i = 0; i < d.rows(); ++i)
         for (Eigen::Index j = 0; j < d.cols(); ++j)
-          d(i, j) = detail::narrow<T>(detail::Wide<T>(detail::widen(d(i, j)) / stats.scale(i, 0)));
+          d(i, j) = detail::change<T>(W(detail::widen(d(i, j)) / stats.scale[static_cast<std::size_t>(i)]));
       bp.accumulate(0, d);
     });
   }

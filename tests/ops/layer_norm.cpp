@@ -155,3 +155,138 @@ TEST_CASE("layer_norm<double>: a nearly constant group keeps double's precision 
   run(5);
   run(3);
 }
+
+namespace {
+
+/// One layer_norm or rms_norm call on fixed entries 2^e r (r small fixed numbers of two rows of three, so every
+/// entry is exact in double and in 50 digits), with the gradient of sum(probe * y) for a probe of 2^gradient r'.
+struct RangeCase {
+  const char* what;
+  bool centred;
+  int x_exponent, probe_exponent;
+  std::optional<int> weight_exponent; // with a weight 2^e r'' (and a bias, for layer_norm)
+  std::optional<int> eps_exponent;    // eps = 2^e; absent: eps = 0
+  bool constant_row = false;          // the second row's entries all equal
+};
+
+template <Real T> std::vector<Matrix<T>> range_case(const RangeCase& c) {
+  using std::ldexp;
+  // 2^e r for rows r of exact binary fractions
+  const auto entries = [](int e, std::initializer_list<std::initializer_list<double>> r) {
+    Matrix<T> m(static_cast<Eigen::Index>(r.size()), static_cast<Eigen::Index>(r.begin()->size()));
+    Eigen::Index i = 0;
+    for (const auto& row : r) {
+      Eigen::Index j = 0;
+      for (double v : row)
+        m(i, j++) = ldexp(T(v), e);
+      ++i;
+    }
+    return m;
+  };
+  Tape<T> tape;
+  const Var<T> a = tape.input(entries(c.x_exponent, {{1, -2, 0.75}, {c.constant_row ? 3 : 0.5, 3, 3}}), "a");
+  const T eps = c.eps_exponent ? ldexp(T(1), *c.eps_exponent) : T(0);
+  std::optional<Var<T>> w, b;
+  Var<T> y;
+  if (c.weight_exponent) {
+    const Matrix<T> row = entries(*c.weight_exponent, {{1.25, -0.5, 3}});
+    w = tape.input(Tensor<T>(Shape{3}, std::vector<T>(row.data(), row.data() + 3)), "w");
+    b = tape.input(Tensor<T>(Shape{3}, std::vector<T>{T(1), T(-2), T(1) / T(4)}), "b");
+    y = c.centred ? layer_norm(a, *w, *b, {.eps = eps}) : rms_norm(a, *w, {.eps = eps});
+  } else {
+    y = c.centred ? layer_norm(a, eps) : rms_norm(a, eps);
+  }
+  tape.backward(sum(hadamard(y, tape.constant(entries(c.probe_exponent, {{2, 1, -1.5}, {-1, 0.25, 2.5}}), "g"))));
+  std::vector<Matrix<T>> out{Matrix<T>(y.value()), Matrix<T>(a.grad())};
+  if (w) out.push_back(Matrix<T>(w->grad()));
+  if (b && c.centred) out.push_back(Matrix<T>(b->grad()));
+  if (!w) { // the dual numbers' tangent along the direction 2^e r' (without a weight: one Tape<Dual<T>> call)
+    using D = Dual<T>;
+    const Matrix<T> x = a.value(), direction = entries(c.x_exponent, {{-1, 0.5, 2}, {1.5, -0.25, 1}});
+    Matrix<D> xd(2, 3);
+    for (Eigen::Index k = 0; k < 6; ++k)
+      xd.data()[k] = D(x.data()[k], direction.data()[k]);
+    Tape<D> dual;
+    const Var<D> a_dual = dual.input(xd, "a");
+    const Var<D> yd = c.centred ? layer_norm(a_dual, D(eps)) : rms_norm(a_dual, D(eps));
+    out.push_back(Matrix<T>(yd.value().unaryExpr([](const D& v) { return v.eps; })));
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("layer_norm/rms_norm<double>: groups whose s^3, z^2 or h (mean(z^2) + eps) leave double's range") {
+  // Each case would give 0, inf or NaN computed in double (the range each stays in is ops/normalise.hpp's
+  // detail::moderate); the engine computes those groups in long double. The reference is the 50-digit tape on
+  // the same exact entries, the tolerance the checker's own, fixed before the run: engine_tolerance<double>()
+  // (1024 eps) relative to the largest entry of each result.
+  const RangeCase cases[] = {
+      {"s^3 above double's range (x ~ 2^342)", true, 342, 0, {}, {}},
+      {"z^2 above double's range (x ~ 2^512)", true, 512, 0, {}, {}},
+      {"the sum of a group above double's range (x ~ 2^1022)", true, 1022, 0, {}, {}},
+      {"s^3 below double's range (x ~ 2^-360, eps 0)", true, -360, 0, {}, {}},
+      {"z^2 below double's range (x ~ 2^-540, eps 0), rms_norm", false, -540, 0, {}, {}},
+      {"a constant group with eps = 2^-1000 (s^3 = 2^-1500)", true, 0, 0, {}, -1000, true},
+      {"h = g w below double's range (g, w ~ 2^-500, eps 0)", true, -200, -500, -500, {}},
+      {"h = g w above double's range (g, w ~ 2^520), rms_norm", false, 230, 520, 520, 0},
+      {"eps = 2^700 (s^3 above double's range)", true, 0, 0, 1, 700},
+  };
+  const double tolerance = engine_tolerance<double>();
+  const std::string names[] = {"result", "gradient of a", "gradient of w", "gradient of b", "dual tangent"};
+  for (const RangeCase& c : cases) {
+    const std::vector<Matrix<double>> engine = range_case<double>(c);
+    const std::vector<Matrix<float50>> reference = range_case<float50>(c);
+    REQUIRE(engine.size() == reference.size());
+    for (std::size_t k = 0; k < engine.size(); ++k) {
+      const std::string& name = k + 1 == engine.size() && !c.weight_exponent ? names[4] : names[k];
+      const float50 scale = reference[k].cwiseAbs().maxCoeff();
+      const double worst =
+          static_cast<double>(float50((convert<float50>(engine[k]) - reference[k]).cwiseAbs().maxCoeff() / scale));
+      MESSAGE(std::string(c.what) << ": " << name << " off by " << worst << " of its largest entry " << scale
+                                  << "; tolerance " << tolerance);
+      CHECK(worst <= tolerance);
+    }
+  }
+}
+
+TEST_CASE("layer_norm<double>: a nearly constant gradient through the weight keeps double's precision") {
+  // h = g w with g = 1 and a weight w = 1000 + r / 4 (entries agreeing in their first 12 bits), so u = h - mean(h)
+  // is small against h and a mean rounded to double once would carry about 4096 eps of error relative to u. The
+  // dual tangent along a nearly constant direction is the same computation on x's tangents. Reference: the
+  // 50-digit tape (and its dual numbers) on the same exact entries; tolerance engine_tolerance<double>() (1024 eps)
+  // relative to the largest entry, fixed before the run. Groups of 5 entries (the mean rounds).
+  const auto run = [](auto zero) {
+    using T = decltype(zero);
+    using D = Dual<T>;
+    const T r[] = {T(3), T(-1), T(2), T(-4), T(1)}, c(1000);
+    Matrix<T> x(2, 5);
+    std::vector<T> weight(5), ones(5, T(1)), zeros(5, T(0));
+    Matrix<D> xd(2, 5);
+    for (Eigen::Index j = 0; j < 5; ++j) {
+      weight[j] = c + r[j] / T(4);
+      x(0, j) = T(static_cast<long>(j * j)) - T(3);
+      x(1, j) = r[4 - j] / T(8);
+      for (Eigen::Index i = 0; i < 2; ++i)
+        xd(i, j) = D(x(i, j), c + r[(j + i) % 5] / T(4)); // a nearly constant direction
+    }
+    Tape<T> tape;
+    const Var<T> a = tape.input(x, "a"), w = tape.input(Tensor<T>(Shape{5}, weight), "w"),
+                 b = tape.input(Tensor<T>(Shape{5}, zeros), "b");
+    tape.backward(sum(layer_norm(a, w, b, {.eps = T(0)})));
+    Tape<D> dual;
+    const Var<D> y = layer_norm(dual.input(xd, "a"), D(0));
+    return std::pair{Matrix<T>(a.grad()), Matrix<T>(y.value().unaryExpr([](const D& v) { return v.eps; }))};
+  };
+  const auto [g, t] = run(0.0);
+  const auto [g50, t50] = run(float50(0));
+  const auto worst = [](const Matrix<double>& m, const Matrix<float50>& reference) {
+    return static_cast<double>(
+        float50((convert<float50>(m) - reference).cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff()));
+  };
+  const double tolerance = engine_tolerance<double>(), eg = worst(g, g50), et = worst(t, t50);
+  MESSAGE("layer_norm<double>, nearly constant h: gradient off by "
+          << eg << ", dual tangent off by " << et << " of the largest entry; tolerance " << tolerance);
+  CHECK(eg <= tolerance);
+  CHECK(et <= tolerance);
+}

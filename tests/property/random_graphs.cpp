@@ -544,6 +544,12 @@ TEST_CASE("property generator coverage: every op of the list drawn, every rank 0
       }
     }
   }));
+  // Fewer graphs than ctest runs (a run by hand without RC_PARAMS draws 100) may miss an op by chance: not a finding.
+  REQUIRE_MESSAGE(graphs >= TAPEGRAD_COVERAGE_GRAPHS,
+                  "the coverage case counts "
+                      << TAPEGRAD_COVERAGE_GRAPHS << " graphs or more, this run drew " << graphs
+                      << ": run it through ctest (ctest --test-dir build -R generator_coverage), "
+                         "whose RC_PARAMS sets the seed and the count");
   std::ostringstream counts;
   for (const OpInfo* op : BuiltinOps::infos) {
     counts << " " << op->name << " " << drawn[op->name];
