@@ -8,18 +8,21 @@
 //        dw[k] += sum over groups of g y,   db[k] += sum over groups of g
 // where mean(h y) is the group mean of h times y (the derivative of s, and of c, folded in). dx is computed in a
 // form without the cancellation of 1 - y^2 (detail::normalise_jacobian), and so is a dual number's tangent; the
-// centres of x and of h are kept as two numbers each, so that a nearly constant group keeps z = x - c (and
-// h - mean(h)) to its own rounding (detail::two_part_centre). For float all of it runs in double (detail::Wide);
-// a double call whose numbers would leave double's exponent range on the way (s^3, z^2, h (mean(z^2) + eps)) runs
-// in long double instead (detail::Fallback, detail::moderate).
+// centres of x and of h are kept as two numbers each, and h = g w carries its product's rounding error (a fused
+// multiply-add), so that a nearly constant group keeps z = x - c and h - mean(h) to their own rounding
+// (detail::two_part_centre). For float all of it runs in double (detail::Wide); a double call (float's, a dual
+// number's of double) whose numbers would leave double's exponent range on the way (s^3, z^2,
+// h (mean(z^2) + eps), y w + b) runs in long double instead (detail::Fallback, detail::moderate).
 #include "../autodiff/dual.hpp"
 #include "../autodiff/operands.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tapegrad {
@@ -74,7 +77,13 @@ template <Real T> using Wide = typename Widening<T>::type;
 /// The type a group is computed in when its numbers would leave double's exponent range on the way (see
 /// moderate): long double for double (and Dual<long double> for Dual<double>), W itself otherwise.
 template <class W> struct FallingBack { using type = W; };
-template <> struct FallingBack<double> { using type = long double; };
+template <> struct FallingBack<double> {
+  // s^3 of any double s, and products of such, in range: three times double's exponent range (x87's is 16 times)
+  static_assert(std::numeric_limits<long double>::max_exponent >= 3 * std::numeric_limits<double>::max_exponent &&
+                    std::numeric_limits<long double>::min_exponent <= 3 * std::numeric_limits<double>::min_exponent,
+                "layer_norm's range fallback needs a long double with three times double's exponent range (x87)");
+  using type = long double;
+};
 template <Real U> struct FallingBack<Dual<U>> { using type = Dual<typename FallingBack<U>::type>; };
 template <class W> using Fallback = typename FallingBack<W>::type;
 
@@ -92,22 +101,48 @@ template <class To, class From> To change(const From& x) {
 }
 template <Real T> Wide<T> widen(const T& x) { return change<Wide<T>>(x); }
 
-/// Whether x (each part of a dual number), computed in double, is 0 or within [2^-e, 2^e] in magnitude. Groups
-/// whose entries are all moderate at e = 250 (and eps 0 or within [2^-600, 2^500]) stay inside double's range
-/// through the formula, for groups of up to 2^30 entries: |z| <= 2^251, so sum z^2 <= 2^533; a group that is not
-/// constant has a z of at least 2^-304 (two entries that differ do so by 2^-53 of the larger), so
-/// s >= 2^-304 / 2^15, s^3 >= 2^-957 (a normal double), and u (mean(z^2) + eps) stays within [2^-1000, 2^760];
-/// a constant group has s = sqrt(eps), 0 or within [2^-300, 2^250]. The VJP's h = g w is moderate when g and w
-/// are moderate at e = 125 (without a weight, h = g at 250). NaN and inf are not moderate: such a group runs in
-/// Fallback too and gives the NaN or inf the formula gives.
-template <class W> bool moderate(const W& x, int e) {
+/// Whether product_error is exact in W: the binary types that round each operation once (not the 16-bit types,
+/// whose operations run in float and round twice, nor dual numbers).
+template <class W> inline constexpr bool exact_product_error = !is_dual<W> && !is_16_bit<W>;
+/// a b - p exactly, p = a b rounded in W, barring underflow: a fused multiply-add for the hardware types,
+/// Dekker's product of halves (Veltkamp's split at 2^ceil(digits / 2) + 1) for the others.
+template <class W> W product_error(const W& a, const W& b, const W& p) {
+  static_assert(exact_product_error<W>);
+  if constexpr (std::is_floating_point_v<W>) {
+    return std::fma(a, b, -p);
+  } else {
+    using std::ldexp;
+    const W split = W(ldexp(W(1), (digits<W>() + 1) / 2) + W(1));
+    const auto halves = [&](const W& v) {
+      const W t = W(split * v), high = W(t - W(t - v));
+      return std::pair{high, W(v - high)};
+    };
+    const auto [ah, al] = halves(a);
+    const auto [bh, bl] = halves(b);
+    W e = W(W(ah * bh) - p); // each step exact (Dekker), in this order
+    e = W(e + W(ah * bl));
+    e = W(e + W(al * bh));
+    return W(e + W(al * bl));
+  }
+}
+
+/// Whether x (each part of a dual number), computed in double, is 0 or within [2^-e, 2^e] in magnitude
+/// (`above_only`: at most 2^e). Groups whose entries are all moderate at e = 250 (and eps 0 or within
+/// [2^-600, 2^500]) stay inside double's range through the formula, for groups of up to 2^30 entries:
+/// |z| <= 2^251, so sum z^2 <= 2^533; a group that is not constant has a z of at least 2^-304 (two entries that
+/// differ do so by 2^-53 of the larger), so s >= 2^-304 / 2^15, s^3 >= 2^-957 (a normal double), and the largest
+/// |u| (mean(z^2) + eps) stays within [2^-1000, 2^760] when h is moderate at 250 (a smaller one may go subnormal,
+/// below the largest entry's rounding); a constant group has s = sqrt(eps), 0 or within [2^-300, 2^250]. NaN and
+/// inf are not moderate: such a call runs in Fallback and gives the NaN or inf the formula gives. The checks are
+/// per call (forward_keeps_range, backward_keeps_range): one group out of range sends the whole call to Fallback.
+template <class W> bool moderate(const W& x, int e, bool above_only = false) {
   if constexpr (is_dual<W>) {
-    return moderate(x.val, e) && moderate(x.eps, e);
+    return moderate(x.val, e, above_only) && moderate(x.eps, e, above_only);
   } else {
     using std::abs;
     using std::ldexp;
     const W a = abs(x);
-    return a == W(0) || (a >= ldexp(W(1), -e) && a <= ldexp(W(1), e));
+    return a <= ldexp(W(1), e) && (above_only || a == W(0) || a >= ldexp(W(1), -e));
   }
 }
 
@@ -165,10 +200,13 @@ template <class W, class X, Real T> RowStatistics<W> row_statistics(const X& x, 
 /// with z = x - c and s^2 = mean(z^2) + eps. The term k = j of mean(z^2) and of mean(u z) cancels exactly, so both
 /// sums leave it out (over k != j, from prefix and suffix sums): rms_norm over one entry, y = x / sqrt(x^2 + eps),
 /// gives d = h eps / s^3 to W's rounding, where (h - y mean(h y)) / s loses x^2 / eps of it to 1 - y^2. mean(h) is
-/// a two-part centre, as x's is: a nearly constant h (a gradient through a nearly constant weight) keeps u to its
-/// own rounding. `work` is workspace (any contents; resized to 3 K + 2), kept by a caller that runs many groups.
-template <class W> void normalise_jacobian(std::span<const W> h, std::span<const W> z, const W& s, const W& eps,
-                                           bool centred_group, std::span<W> d, std::vector<W>& work) {
+/// a two-part centre, as x's is, so that a nearly constant h (g w with a nearly constant weight and gradient) keeps
+/// u to its own rounding; h is exact there only with `h_error`, the rounding error of each h = g w (product_error;
+/// empty: h is exact, as a tangent or g alone is), which u takes in. `work` is workspace (any contents; resized to
+/// 3 K + 2), kept by a caller that runs many groups.
+template <class W> void normalise_jacobian(std::span<const W> h, std::span<const W> h_error, std::span<const W> z,
+                                           const W& s, const W& eps, bool centred_group, std::span<W> d,
+                                           std::vector<W>& work) {
   const std::size_t K = h.size();
   const W n = W(static_cast<long>(K));
   work.resize(3 * K + 2);
@@ -178,7 +216,15 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     const Centre<W> c = two_part_centre<W>(K, [&](std::size_t k) { return h[k]; });
     for (std::size_t k = 0; k < K; ++k)
       u[k] = centred(h[k], c);
-  } else {
+    if (!h_error.empty()) { // u += e - mean(e): the e are below h's rounding, so one-part is enough for them
+      W mean_error(0);
+      for (const W& e : h_error)
+        mean_error += e;
+      mean_error = W(mean_error / n);
+      for (std::size_t k = 0; k < K; ++k)
+        u[k] = W(u[k] + W(h_error[k] - mean_error));
+    }
+  } else { // rms_norm: h's own rounding is relative to h, which u is
     std::copy(h.begin(), h.end(), u.begin());
   }
   squares_after[K] = W(0);
@@ -211,7 +257,7 @@ template <class W> void normalised_group(std::span<const W> x, std::span<W> z, c
       value[j] = z[j].val;
     }
     std::vector<U> work;
-    normalise_jacobian<U>(tangent, value, s.val, eps.val, centred_group, dy, work);
+    normalise_jacobian<U>(tangent, {}, value, s.val, eps.val, centred_group, dy, work);
     for (std::size_t j = 0; j < x.size(); ++j)
       y[j].eps = dy[j];
   }
@@ -259,9 +305,10 @@ template <class A, Real T> Shape normalise_shape(std::string_view op, std::span<
 /// A tensor's storage as R groups of K entries, one per row.
 template <Real T> using GroupView = Eigen::Map<const Matrix<T>>;
 
-/// Whether every group of x, with eps, stays inside double's range when computed in W (moderate); always for a W
-/// without a Fallback.
-template <class W, Real T> bool forward_keeps_range(const GroupView<T>& x, const T& eps) {
+/// Whether every group of x, with eps and the weight and bias w, b (null when absent; K entries each), stays inside
+/// double's range when computed in W (moderate; w and b only from above, y w + b <= 2^15 2^1000 + 2^1000: below
+/// 2^1024); always for a W without a Fallback.
+template <class W, Real T> bool forward_keeps_range(const GroupView<T>& x, const T& eps, const T* w, const T* b) {
   if constexpr (std::is_same_v<W, Fallback<W>>) {
     return true;
   } else {
@@ -272,22 +319,34 @@ template <class W, Real T> bool forward_keeps_range(const GroupView<T>& x, const
     if (a != P(0) && !(a >= ldexp(P(1), -600) && a <= ldexp(P(1), 500))) return false;
     for (Eigen::Index k = 0; k < x.size(); ++k)
       if (!moderate(change<W>(x.data()[k]), 250)) return false;
-    return true;
+    const auto bounded = [&](const T* v) {
+      for (Eigen::Index j = 0; v != nullptr && j < x.cols(); ++j)
+        if (!moderate(change<W>(v[j]), 1000, true)) return false;
+      return true;
+    };
+    return bounded(w) && bounded(b);
   }
 }
 
-/// Whether the VJP's h = g w (w null: h = g) stays inside double's range in W (moderate); always for a W without a
-/// Fallback.
+/// Whether the VJP's h = g w (w null: h = g) stays inside double's range in W: moderate at 250, and (plain W) h is 0
+/// only where g or w is, so the product did not underflow; a dual number's parts are products summed, so there
+/// g and w are each moderate at 125 instead. Always for a W without a Fallback.
 template <class W, Real T> bool backward_keeps_range(const GroupView<T>& g, const T* w) {
   if constexpr (std::is_same_v<W, Fallback<W>>) {
     return true;
-  } else {
+  } else if constexpr (is_dual<W>) {
     const int e = w != nullptr ? 125 : 250;
     for (Eigen::Index k = 0; k < g.size(); ++k)
       if (!moderate(change<W>(g.data()[k]), e)) return false;
-    if (w != nullptr)
-      for (Eigen::Index j = 0; j < g.cols(); ++j)
-        if (!moderate(change<W>(w[j]), e)) return false;
+    for (Eigen::Index j = 0; w != nullptr && j < g.cols(); ++j)
+      if (!moderate(change<W>(w[j]), e)) return false;
+    return true;
+  } else {
+    for (Eigen::Index i = 0; i < g.rows(); ++i)
+      for (Eigen::Index j = 0; j < g.cols(); ++j) {
+        const W gij = change<W>(g(i, j)), wj = w != nullptr ? change<W>(w[j]) : W(1), h = W(gij * wj);
+        if (!moderate(h, 250) || (h == W(0) && gij != W(0) && wj != W(0))) return false;
+      }
     return true;
   }
 }
@@ -330,14 +389,23 @@ template <class V, Real T> void normalise_backward(Backprop<T>& bp, const RowSta
     return centred(change<V>(x(i, static_cast<Eigen::Index>(j))), stats.centre[static_cast<std::size_t>(i)]);
   };
   const auto gradient = [&](Eigen::Index i, std::size_t j) { return change<V>(g(i, static_cast<Eigen::Index>(j))); };
-  std::vector<V> h(k), zi(k), d(k), work;
+  // With a weight, h = g w rounds; a centred group takes its rounding error in too (normalise_jacobian).
+  const bool with_error = operands > 1 && centred_group && exact_product_error<V>;
+  std::vector<V> h(k), h_error(with_error ? k : 0), zi(k), d(k), work;
   bp.accumulate_with(0, [&](Matrix<T>& da) {
     for (Eigen::Index i = 0; i < R; ++i) {
       for (std::size_t j = 0; j < k; ++j) {
         zi[j] = z(i, j);
-        h[j] = operands > 1 ? V(gradient(i, j) * change<V>(bp.input(1).data()[j])) : gradient(i, j);
+        if (operands == 1) {
+          h[j] = gradient(i, j);
+          continue;
+        }
+        const V gij = gradient(i, j), wj = change<V>(bp.input(1).data()[j]);
+        h[j] = V(gij * wj);
+        if constexpr (exact_product_error<V>)
+          if (with_error) h_error[j] = product_error(gij, wj, h[j]);
       }
-      normalise_jacobian<V>(h, zi, stats.scale[static_cast<std::size_t>(i)], e, centred_group, d, work);
+      normalise_jacobian<V>(h, h_error, zi, stats.scale[static_cast<std::size_t>(i)], e, centred_group, d, work);
       for (std::size_t j = 0; j < k; ++j)
         da.data()[static_cast<std::size_t>(i) * k + j] = change<T>(d[j]);
     }
@@ -373,7 +441,7 @@ Var<T> record_normalise(std::span<const Var<T>> in, const Params<T>& p, std::str
   const T* b = operands > 2 ? in[2].value().data() : nullptr;
   Matrix<T> result = tape.buffer(s);
   std::optional<RowStatistics<W>> stats; // absent: the forward ran in Fallback<W>, and so does the VJP
-  if (forward_keeps_range<W>(x, eps))
+  if (forward_keeps_range<W>(x, eps, w, b))
     stats = normalise_forward<W>(x, eps, centred_group, w, b, result.data());
   else
     normalise_forward<Fallback<W>>(x, eps, centred_group, w, b, result.data());

@@ -217,8 +217,9 @@ template <Real T> std::vector<Matrix<T>> range_case(const RangeCase& c) {
 } // namespace
 
 TEST_CASE("layer_norm/rms_norm<double>: groups whose s^3, z^2 or h (mean(z^2) + eps) leave double's range") {
-  // Each case would give 0, inf or NaN computed in double (the range each stays in is ops/normalise.hpp's
-  // detail::moderate); the engine computes those groups in long double. The reference is the 50-digit tape on
+  // Each of the first nine cases would give 0, inf or NaN computed in double (the range each stays in is
+  // ops/normalise.hpp's detail::moderate); the engine computes those calls in long double. The last six are just
+  // inside the bounds, where double computes them itself. The reference is the 50-digit tape on
   // the same exact entries, the tolerance the checker's own, fixed before the run: engine_tolerance<double>()
   // (1024 eps) relative to the largest entry of each result.
   const RangeCase cases[] = {
@@ -231,6 +232,13 @@ TEST_CASE("layer_norm/rms_norm<double>: groups whose s^3, z^2 or h (mean(z^2) + 
       {"h = g w below double's range (g, w ~ 2^-500, eps 0)", true, -200, -500, -500, {}},
       {"h = g w above double's range (g, w ~ 2^520), rms_norm", false, 230, 520, 520, 0},
       {"eps = 2^700 (s^3 above double's range)", true, 0, 0, 1, 700},
+      // just inside the bounds, computed in double itself
+      {"x ~ 2^248 (below the bound 2^250)", true, 248, 0, {}, {}},
+      {"x ~ 2^-249, eps 0 (above the bound 2^-250)", true, -249, 0, {}, {}},
+      {"a constant group with eps = 2^-600 (the bound)", true, 0, 0, {}, -600, true},
+      {"eps = 2^500 (the bound)", true, 0, 0, 1, 500},
+      {"h = g w ~ 2^240", true, 0, 120, 120, 0},
+      {"h = g w ~ 2^-240, rms_norm", false, 0, -120, -120, -20},
   };
   const double tolerance = engine_tolerance<double>();
   const std::string names[] = {"result", "gradient of a", "gradient of w", "gradient of b", "dual tangent"};
@@ -250,43 +258,67 @@ TEST_CASE("layer_norm/rms_norm<double>: groups whose s^3, z^2 or h (mean(z^2) + 
   }
 }
 
-TEST_CASE("layer_norm<double>: a nearly constant gradient through the weight keeps double's precision") {
-  // h = g w with g = 1 and a weight w = 1000 + r / 4 (entries agreeing in their first 12 bits), so u = h - mean(h)
-  // is small against h and a mean rounded to double once would carry about 4096 eps of error relative to u. The
-  // dual tangent along a nearly constant direction is the same computation on x's tangents. Reference: the
-  // 50-digit tape (and its dual numbers) on the same exact entries; tolerance engine_tolerance<double>() (1024 eps)
-  // relative to the largest entry, fixed before the run. Groups of 5 entries (the mean rounds).
-  const auto run = [](auto zero) {
-    using T = decltype(zero);
+namespace {
+
+/// layer_norm's gradient (of sum(g * y), g = 11/10 rounded in E at every entry) and its dual tangent over rows
+/// with a nearly constant weight w = 2^20 + r / 4 and a nearly constant direction, made in E and run in E and in
+/// R (the same exact entries).
+template <Real E, Real R> std::pair<double, double> nearly_constant_gradient_errors() {
+  const auto run = [](const auto& x, const auto& weight, const auto& direction, const auto& probe) {
+    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
     using D = Dual<T>;
-    const T r[] = {T(3), T(-1), T(2), T(-4), T(1)}, c(1000);
-    Matrix<T> x(2, 5);
-    std::vector<T> weight(5), ones(5, T(1)), zeros(5, T(0));
-    Matrix<D> xd(2, 5);
-    for (Eigen::Index j = 0; j < 5; ++j) {
-      weight[j] = c + r[j] / T(4);
-      x(0, j) = T(static_cast<long>(j * j)) - T(3);
-      x(1, j) = r[4 - j] / T(8);
-      for (Eigen::Index i = 0; i < 2; ++i)
-        xd(i, j) = D(x(i, j), c + r[(j + i) % 5] / T(4)); // a nearly constant direction
-    }
     Tape<T> tape;
     const Var<T> a = tape.input(x, "a"), w = tape.input(Tensor<T>(Shape{5}, weight), "w"),
-                 b = tape.input(Tensor<T>(Shape{5}, zeros), "b");
-    tape.backward(sum(layer_norm(a, w, b, {.eps = T(0)})));
+                 b = tape.input(Tensor<T>(Shape{5}, std::vector<T>(5, T(0))), "b");
+    tape.backward(sum(hadamard(layer_norm(a, w, b, {.eps = T(0)}), tape.constant(probe, "g"))));
+    Matrix<D> xd(2, 5);
+    for (Eigen::Index k = 0; k < 10; ++k)
+      xd.data()[k] = D(x.data()[k], direction.data()[k]);
     Tape<D> dual;
     const Var<D> y = layer_norm(dual.input(xd, "a"), D(0));
     return std::pair{Matrix<T>(a.grad()), Matrix<T>(y.value().unaryExpr([](const D& v) { return v.eps; }))};
   };
-  const auto [g, t] = run(0.0);
-  const auto [g50, t50] = run(float50(0));
-  const auto worst = [](const Matrix<double>& m, const Matrix<float50>& reference) {
-    return static_cast<double>(
-        float50((convert<float50>(m) - reference).cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff()));
+  using std::ldexp;
+  const E r[] = {E(3), E(-1), E(2), E(-4), E(1)}, c = ldexp(E(1), 20);
+  Matrix<E> x(2, 5), direction(2, 5), probe = Matrix<E>::Constant(2, 5, E(11) / E(10));
+  std::vector<E> weight(5);
+  for (Eigen::Index j = 0; j < 5; ++j) {
+    weight[static_cast<std::size_t>(j)] = c + r[j] / E(4);
+    x(0, j) = E(static_cast<long>(j * j)) - E(3);
+    x(1, j) = r[4 - j] / E(8);
+    for (Eigen::Index i = 0; i < 2; ++i)
+      direction(i, j) = c + r[(j + i) % 5] / E(4);
+  }
+  std::vector<R> weight_r;
+  for (const E& v : weight)
+    weight_r.push_back(exact_convert<R>(v));
+  const auto [g, t] = run(x, weight, direction, probe);
+  const auto [gr, tr] = run(convert<R>(x), weight_r, convert<R>(direction), convert<R>(probe));
+  const auto worst = [](const Matrix<E>& m, const Matrix<R>& reference) {
+    return static_cast<double>(R((convert<R>(m) - reference).cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff()));
   };
-  const double tolerance = engine_tolerance<double>(), eg = worst(g, g50), et = worst(t, t50);
+  return {worst(g, gr), worst(t, tr)};
+}
+
+} // namespace
+
+TEST_CASE("layer_norm: a nearly constant gradient through the weight keeps T's precision, in double and 50 digits") {
+  // h = g w with g = 11/10 (rounded) and w = 2^20 + r / 4, so u = h - mean(h) is about 2^-22 of h: a mean rounded
+  // once, or h = g w's own rounding, would carry about 2^22 eps of error relative to u (and to the gradient); the
+  // VJP keeps the product's rounding error (a fused multiply-add in double, Dekker's product at 50 digits) and
+  // centres h in two parts. The dual tangent along a nearly constant direction is the same centring on x's
+  // tangents. Reference: the tape one precision up on the same exact entries; tolerance engine_tolerance of the
+  // engine's type (1024 eps) relative to the largest entry, fixed before the run. Groups of 5 (the mean rounds).
+  const auto [g, t] = nearly_constant_gradient_errors<double, float50>();
+  const double tolerance = engine_tolerance<double>();
   MESSAGE("layer_norm<double>, nearly constant h: gradient off by "
-          << eg << ", dual tangent off by " << et << " of the largest entry; tolerance " << tolerance);
-  CHECK(eg <= tolerance);
-  CHECK(et <= tolerance);
+          << g << ", dual tangent off by " << t << " of the largest entry; tolerance " << tolerance);
+  CHECK(g <= tolerance);
+  CHECK(t <= tolerance);
+  const auto [g50, t50] = nearly_constant_gradient_errors<float50, float100>();
+  const double tolerance50 = static_cast<double>(engine_tolerance<float50>());
+  MESSAGE("layer_norm<float50>, nearly constant h: gradient off by " << g50 << ", dual tangent off by " << t50
+                                                                     << "; tolerance " << tolerance50);
+  CHECK(g50 <= tolerance50);
+  CHECK(t50 <= tolerance50);
 }
