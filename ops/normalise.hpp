@@ -17,7 +17,9 @@
 #include "../autodiff/operands.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <span>
@@ -135,14 +137,25 @@ template <class W> W product_error(const W& a, const W& b, const W& p) {
 /// below the largest entry's rounding); a constant group has s = sqrt(eps), 0 or within [2^-300, 2^250]. NaN and
 /// inf are not moderate: such a call runs in Fallback and gives the NaN or inf the formula gives. The checks are
 /// per call (forward_keeps_range, backward_keeps_range): one group out of range sends the whole call to Fallback.
-template <class W> bool moderate(const W& x, int e, bool above_only = false) {
+template <class P> struct Bounds {
+  P low, high; // low = 0: bounded from above only
+};
+template <class P> Bounds<P> bounds(int e, bool above_only = false) {
+  using std::ldexp;
+  return {above_only ? P(0) : P(ldexp(P(1), -e)), P(ldexp(P(1), e))};
+}
+template <class W, class P> bool moderate(const W& x, const Bounds<P>& b) {
   if constexpr (is_dual<W>) {
-    return moderate(x.val, e, above_only) && moderate(x.eps, e, above_only);
+    return moderate(x.val, b) && moderate(x.eps, b);
+  } else if constexpr (std::is_same_v<W, double>) {
+    // on the bits, without branches (the callers' loops vectorise): |x|'s bits order as |x| does, NaN above inf
+    const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v) & ~(std::uint64_t(1) << 63); };
+    const std::uint64_t a = bits(x), low = bits(b.low), high = bits(b.high);
+    return (a == 0) | (a - low <= high - low);
   } else {
     using std::abs;
-    using std::ldexp;
     const W a = abs(x);
-    return a <= ldexp(W(1), e) && (above_only || a == W(0) || a >= ldexp(W(1), -e));
+    return a <= b.high && (a == W(0) || a >= b.low);
   }
 }
 
@@ -216,7 +229,7 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     const Centre<W> c = two_part_centre<W>(K, [&](std::size_t k) { return h[k]; });
     for (std::size_t k = 0; k < K; ++k)
       u[k] = centred(h[k], c);
-    if (!h_error.empty()) { // u += e - mean(e): the e are below h's rounding, so one-part is enough for them
+    if (!h_error.empty()) { // u += e - mean(e): the e are below h's rounding, so one part is enough for their mean
       W mean_error(0);
       for (const W& e : h_error)
         mean_error += e;
@@ -233,11 +246,17 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     squares_after[k] = W(squares_after[k + 1] + z[k] * z[k]);
     products_after[k] = W(products_after[k + 1] + u[k] * z[k]);
   }
-  const W cube = W(s * s * s);
+  // d_j = (u_j (S_j + n eps) - z_j P_j) / (n s^3), S_j and P_j the sums over k != j: one product by the
+  // reciprocal per entry, not three divisions; not in the 16-bit types, where 1/s^3 leaves float16's range at
+  // s < 0.025 while d does not
+  const W cube = W(s * s * s), n_eps = W(n * eps), reciprocal = W(W(1) / W(n * cube));
   W squares_before(0), products_before(0);
   for (std::size_t j = 0; j < K; ++j) {
     const W squares = W(squares_before + squares_after[j + 1]), products = W(products_before + products_after[j + 1]);
-    d[j] = W(W(u[j] * W(W(squares / n) + eps) - z[j] * W(products / n)) / cube);
+    if constexpr (is_16_bit<W>)
+      d[j] = W(W(u[j] * W(W(squares / n) + eps) - z[j] * W(products / n)) / cube);
+    else
+      d[j] = W(W(u[j] * W(squares + n_eps) - z[j] * products) * reciprocal);
     squares_before += z[j] * z[j];
     products_before += u[j] * z[j];
   }
@@ -247,8 +266,9 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
 /// tangents (normalise_jacobian), not the chain rule through s, which cancels as the VJP's first form does.
 template <class W> void normalised_group(std::span<const W> x, std::span<W> z, const W& s, const W& eps,
                                          bool centred_group, std::span<W> y) {
+  const W reciprocal = W(W(1) / s); // a product per entry (not in the 16-bit types, where 1/s may overflow)
   for (std::size_t j = 0; j < z.size(); ++j)
-    y[j] = W(z[j] / s);
+    y[j] = is_16_bit<W> ? W(z[j] / s) : W(z[j] * reciprocal);
   if constexpr (is_dual<W>) {
     using U = std::remove_cvref_t<decltype(W{}.val)>;
     std::vector<U> tangent(x.size()), value(x.size()), dy(x.size());
@@ -312,19 +332,17 @@ template <class W, Real T> bool forward_keeps_range(const GroupView<T>& x, const
   if constexpr (std::is_same_v<W, Fallback<W>>) {
     return true;
   } else {
-    using P = decltype(plain_value(W{})); // double
-    using std::abs;
-    using std::ldexp;
-    const P a = abs(change<P>(plain_value(eps))); // a parameter: a dual eps's tangent is 0
-    if (a != P(0) && !(a >= ldexp(P(1), -600) && a <= ldexp(P(1), 500))) return false;
+    using P = decltype(plain_value(W{}));    // double
+    const P e = change<P>(plain_value(eps)); // a parameter: a dual eps's tangent is 0
+    if (!moderate(e, Bounds<P>{bounds<P>(600).low, bounds<P>(500).high})) return false;
+    const Bounds<P> entries = bounds<P>(250), above = bounds<P>(1000, true);
+    bool in_range = true;
     for (Eigen::Index k = 0; k < x.size(); ++k)
-      if (!moderate(change<W>(x.data()[k]), 250)) return false;
-    const auto bounded = [&](const T* v) {
+      in_range &= moderate(change<W>(x.data()[k]), entries);
+    for (const T* v : {w, b})
       for (Eigen::Index j = 0; v != nullptr && j < x.cols(); ++j)
-        if (!moderate(change<W>(v[j]), 1000, true)) return false;
-      return true;
-    };
-    return bounded(w) && bounded(b);
+        in_range &= moderate(change<W>(v[j]), above);
+    return in_range;
   }
 }
 
@@ -335,19 +353,28 @@ template <class W, Real T> bool backward_keeps_range(const GroupView<T>& g, cons
   if constexpr (std::is_same_v<W, Fallback<W>>) {
     return true;
   } else if constexpr (is_dual<W>) {
-    const int e = w != nullptr ? 125 : 250;
+    using P = decltype(plain_value(W{}));
+    const Bounds<P> b = bounds<P>(w != nullptr ? 125 : 250);
     for (Eigen::Index k = 0; k < g.size(); ++k)
-      if (!moderate(change<W>(g.data()[k]), e)) return false;
+      if (!moderate(change<W>(g.data()[k]), b)) return false;
     for (Eigen::Index j = 0; w != nullptr && j < g.cols(); ++j)
-      if (!moderate(change<W>(w[j]), e)) return false;
+      if (!moderate(change<W>(w[j]), b)) return false;
     return true;
   } else {
+    const Bounds<W> b = bounds<W>(250);
+    bool in_range = true;
+    if (w == nullptr) {
+      for (Eigen::Index k = 0; k < g.size(); ++k)
+        in_range &= moderate(change<W>(g.data()[k]), b);
+      return in_range;
+    }
+    // h = 0 from nonzero g and w is an underflow: (h == 0) <= (g == 0 or w == 0), without branches
     for (Eigen::Index i = 0; i < g.rows(); ++i)
       for (Eigen::Index j = 0; j < g.cols(); ++j) {
-        const W gij = change<W>(g(i, j)), wj = w != nullptr ? change<W>(w[j]) : W(1), h = W(gij * wj);
-        if (!moderate(h, 250) || (h == W(0) && gij != W(0) && wj != W(0))) return false;
+        const W gij = change<W>(g(i, j)), wj = change<W>(w[j]), h = W(gij * wj);
+        in_range &= moderate(h, b) & ((h == W(0)) <= ((gij == W(0)) | (wj == W(0))));
       }
-    return true;
+    return in_range;
   }
 }
 
@@ -414,10 +441,15 @@ template <class V, Real T> void normalise_backward(Backprop<T>& bp, const RowSta
     bp.accumulate_with(q, [&](Matrix<T>& dw) {
       std::vector<V>& total = d; // d's entries are not needed any more
       std::fill(total.begin(), total.end(), V(0));
-      for (Eigen::Index i = 0; i < R; ++i)
+      for (Eigen::Index i = 0; i < R; ++i) {
+        const V& scale = stats.scale[static_cast<std::size_t>(i)];
+        const V reciprocal = V(V(1) / scale);
         for (std::size_t j = 0; j < k; ++j)
-          total[j] +=
-              q == 1 ? V(gradient(i, j) * V(z(i, j) / stats.scale[static_cast<std::size_t>(i)])) : gradient(i, j);
+          if (q == 1)
+            total[j] += V(gradient(i, j) * (is_16_bit<V> ? V(z(i, j) / scale) : V(z(i, j) * reciprocal)));
+          else
+            total[j] += gradient(i, j);
+      }
       for (std::size_t j = 0; j < k; ++j)
         dw.data()[j] = change<T>(total[j]);
     });
