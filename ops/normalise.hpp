@@ -103,6 +103,11 @@ template <class To, class From> To change(const From& x) {
 }
 template <Real T> Wide<T> widen(const T& x) { return change<Wide<T>>(x); }
 
+/// Whether a per-entry division by a group's s (or n s^3) may be a product by its reciprocal: not where the plain
+/// type is 16-bit, whose range the reciprocal leaves (1/s^3 > 65504 at s < 0.025 in float16) while the quotient
+/// does not.
+template <class W> inline constexpr bool divides_by_reciprocal = !is_16_bit<decltype(plain_value(W{}))>;
+
 /// Whether product_error is exact in W: the binary types that round each operation once (not the 16-bit types,
 /// whose operations run in float and round twice, nor dual numbers).
 template <class W> inline constexpr bool exact_product_error = !is_dual<W> && !is_16_bit<W>;
@@ -128,9 +133,9 @@ template <class W> W product_error(const W& a, const W& b, const W& p) {
   }
 }
 
-/// Whether x (each part of a dual number), computed in double, is 0 or within [2^-e, 2^e] in magnitude
-/// (`above_only`: at most 2^e). Groups whose entries are all moderate at e = 250 (and eps 0 or within
-/// [2^-600, 2^500]) stay inside double's range through the formula, for groups of up to 2^30 entries:
+/// Whether x (each part of a dual number), computed in double, is 0 or within [2^-e, 2^e] in magnitude, the
+/// bounds made once by bounds(e) (bounds(e, true): at most 2^e). Groups whose entries are all moderate at e = 250 (and
+/// eps 0 or within [2^-600, 2^500]) stay inside double's range through the formula, for groups of up to 2^30 entries:
 /// |z| <= 2^251, so sum z^2 <= 2^533; a group that is not constant has a z of at least 2^-304 (two entries that
 /// differ do so by 2^-53 of the larger), so s >= 2^-304 / 2^15, s^3 >= 2^-957 (a normal double), and the largest
 /// |u| (mean(z^2) + eps) stays within [2^-1000, 2^760] when h is moderate at 250 (a smaller one may go subnormal,
@@ -247,16 +252,15 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
     products_after[k] = W(products_after[k + 1] + u[k] * z[k]);
   }
   // d_j = (u_j (S_j + n eps) - z_j P_j) / (n s^3), S_j and P_j the sums over k != j: one product by the
-  // reciprocal per entry, not three divisions; not in the 16-bit types, where 1/s^3 leaves float16's range at
-  // s < 0.025 while d does not
+  // reciprocal per entry, not three divisions (divides_by_reciprocal)
   const W cube = W(s * s * s), n_eps = W(n * eps), reciprocal = W(W(1) / W(n * cube));
   W squares_before(0), products_before(0);
   for (std::size_t j = 0; j < K; ++j) {
     const W squares = W(squares_before + squares_after[j + 1]), products = W(products_before + products_after[j + 1]);
-    if constexpr (is_16_bit<W>)
-      d[j] = W(W(u[j] * W(W(squares / n) + eps) - z[j] * W(products / n)) / cube);
-    else
+    if constexpr (divides_by_reciprocal<W>)
       d[j] = W(W(u[j] * W(squares + n_eps) - z[j] * products) * reciprocal);
+    else
+      d[j] = W(W(u[j] * W(W(squares / n) + eps) - z[j] * W(products / n)) / cube);
     squares_before += z[j] * z[j];
     products_before += u[j] * z[j];
   }
@@ -266,9 +270,9 @@ template <class W> void normalise_jacobian(std::span<const W> h, std::span<const
 /// tangents (normalise_jacobian), not the chain rule through s, which cancels as the VJP's first form does.
 template <class W> void normalised_group(std::span<const W> x, std::span<W> z, const W& s, const W& eps,
                                          bool centred_group, std::span<W> y) {
-  const W reciprocal = W(W(1) / s); // a product per entry (not in the 16-bit types, where 1/s may overflow)
+  const W reciprocal = W(W(1) / s); // a product per entry (divides_by_reciprocal)
   for (std::size_t j = 0; j < z.size(); ++j)
-    y[j] = is_16_bit<W> ? W(z[j] / s) : W(z[j] * reciprocal);
+    y[j] = divides_by_reciprocal<W> ? W(z[j] * reciprocal) : W(z[j] / s);
   if constexpr (is_dual<W>) {
     using U = std::remove_cvref_t<decltype(W{}.val)>;
     std::vector<U> tangent(x.size()), value(x.size()), dy(x.size());
@@ -446,7 +450,7 @@ template <class V, Real T> void normalise_backward(Backprop<T>& bp, const RowSta
         const V reciprocal = V(V(1) / scale);
         for (std::size_t j = 0; j < k; ++j)
           if (q == 1)
-            total[j] += V(gradient(i, j) * (is_16_bit<V> ? V(z(i, j) / scale) : V(z(i, j) * reciprocal)));
+            total[j] += V(gradient(i, j) * (divides_by_reciprocal<V> ? V(z(i, j) * reciprocal) : V(z(i, j) / scale)));
           else
             total[j] += gradient(i, j);
       }
